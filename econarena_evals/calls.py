@@ -1,0 +1,139 @@
+"""Seat calls: concurrent, capped, retried with backoff, and bounded by a deadline.
+
+This is the only module that deals with threads. A seat call runs in its own daemon thread, in
+a copy of the caller's contextvars context, so evals' ``record_sampling`` inside a completion fn
+still finds its sample id. The caller waits at most ``call_timeout_s`` for it: evals' own OpenAI
+completion fns retry forever, and a deadline is the only way to stop waiting for them.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Union
+
+DEFAULT_MAX_CONCURRENCY = 256
+ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
+
+_cap_lock = threading.Lock()
+_cap: Optional[threading.BoundedSemaphore] = None
+_cap_size: Optional[int] = None
+
+
+def process_cap(size: int) -> threading.BoundedSemaphore:
+    """The process-wide bound on seat calls in flight, shared by every session and eval."""
+    global _cap, _cap_size
+    with _cap_lock:
+        if _cap is None or _cap_size != size:
+            _cap, _cap_size = threading.BoundedSemaphore(size), size
+        return _cap
+
+
+def resolve_max_concurrency(arg: Optional[int]) -> int:
+    """Eval arg first, then $ECONARENA_MAX_CONCURRENCY, then the default."""
+    if arg is None:
+        env = os.environ.get(ENV_MAX_CONCURRENCY)
+        arg = int(env) if env else DEFAULT_MAX_CONCURRENCY
+    if int(arg) < 1:
+        raise ValueError(f"max_concurrency must be >= 1, got {arg}")
+    return int(arg)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors worth another try: rate limits, 5xx, connection trouble, timeouts."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai is a dependency
+        openai = None  # type: ignore[assignment]
+    if openai is not None and isinstance(
+        exc,
+        (openai.RateLimitError, openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError),
+    ):
+        return True
+    if openai is not None and isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, (ConnectionError, TimeoutError))
+
+
+class SeatCallError(RuntimeError):
+    """A seat call that still failed after its retries, or ran past its deadline."""
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    call_timeout_s: float = 120.0
+    max_attempts: int = 4
+    backoff_base_s: float = 1.0
+    backoff_cap_s: float = 20.0
+
+    def backoff(self, attempt: int, jitter: random.Random) -> float:
+        """Capped exponential backoff with full jitter, for attempt 1, 2, ..."""
+        return jitter.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
+
+
+class _Pending:
+    def __init__(self, cap: threading.BoundedSemaphore) -> None:
+        self.done = threading.Event()
+        self.cancelled = threading.Event()
+        self.result: Union[str, BaseException, None] = None
+        self._cap: Optional[threading.BoundedSemaphore] = cap
+        self._lock = threading.Lock()
+
+    def release_slot(self) -> None:
+        """Give the cap slot back once: when the call ends, or when the caller stops waiting."""
+        with self._lock:
+            cap, self._cap = self._cap, None
+        if cap is not None:
+            cap.release()
+
+
+def _attempts(call: Callable[[], str], policy: CallPolicy, pending: _Pending) -> None:
+    jitter = random.Random()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            pending.result = call()
+            break
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
+            if attempt >= policy.max_attempts or not is_transient(exc) or pending.cancelled.is_set():
+                pending.result = exc
+                break
+            if pending.cancelled.wait(policy.backoff(attempt, jitter)):
+                pending.result = exc
+                break
+    pending.release_slot()
+    pending.done.set()
+
+
+def call_all(calls: Sequence[Callable[[], str]], policy: CallPolicy) -> list[Union[str, BaseException]]:
+    """Run the calls concurrently under the process-wide cap; each result is a reply or the error.
+
+    Never raises for a failing call: a timeout comes back as a ``SeatCallError``.
+    """
+    cap = process_cap(policy.max_concurrency)
+    started: list[tuple[_Pending, float]] = []
+    for call in calls:
+        cap.acquire()
+        pending = _Pending(cap)
+        ctx = contextvars.copy_context()
+        thread = threading.Thread(target=ctx.run, args=(_attempts, call, policy, pending), daemon=True)
+        thread.start()
+        started.append((pending, time.monotonic() + policy.call_timeout_s))
+    results: list[Union[str, BaseException]] = []
+    for pending, deadline in started:
+        finished = pending.done.wait(max(0.0, deadline - time.monotonic()))
+        if not finished:
+            # A call we gave up on no longer counts against the cap; its thread only finishes
+            # the attempt it is in (it cannot be interrupted) and then stops.
+            pending.cancelled.set()
+            pending.release_slot()
+            results.append(SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s"))
+        else:
+            assert pending.result is not None
+            results.append(pending.result)
+    return results

@@ -1,0 +1,214 @@
+"""The EconArena eval: turns sessions into seat calls and scored runs into log events.
+
+All game logic lives in the pure modules (``beauty``, ``auction``, ``metrics``, ``utils``); this
+class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Union
+
+import evals
+import evals.record
+from evals.api import CompletionFn
+from evals.record import RecorderBase
+
+from . import auction, beauty
+from .calls import CallPolicy, SeatCallError, call_all, resolve_max_concurrency
+from .metrics import METRICS, final_report, session_metrics
+from .outcome import RunOutcome, run_event
+from .prompts import PastRun, auction_prompt, beauty_prompt
+from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
+from .usage import flatten_usage_on_record, unify_usage_keys
+from .utils import parse_choice
+
+logger = logging.getLogger(__name__)
+
+SessionResult = Optional[dict[str, dict[str, float]]]  # player -> metrics; None if the session errored
+
+
+@dataclass
+class _SessionState:
+    session: Session
+    seat_names: list[str]
+    seat_fns: list[CompletionFn]
+    outcomes: dict[int, RunOutcome] = field(default_factory=dict)
+    error: Optional[str] = None
+
+
+class EconArena(evals.Eval):
+    def __init__(
+        self,
+        completion_fns: list[CompletionFn],
+        samples_jsonl: str,
+        game: str,
+        *args: Any,
+        runs: int = 10,
+        seats: int = 5,
+        history_runs: int = 0,
+        prize: float = 100,
+        c_bar_min: int = 10,
+        c_bar_max: int = 100,
+        value_mean: float = 50,
+        value_sd: float = 10,
+        value_min: int = 1,
+        value_max: int = 100,
+        assets: float = 100,
+        fee: float = 10,
+        temperature: Optional[float] = 1.0,
+        max_tokens: Optional[int] = 1024,
+        pass_seed: bool = True,
+        max_concurrency: Optional[int] = None,
+        call_timeout_s: float = 120.0,
+        max_attempts: int = 4,
+        **kwargs: Any,
+    ):
+        super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
+        self.cell = CellConfig(
+            game=game, runs=int(runs), seats=int(seats), history_runs=int(history_runs), prize=float(prize),
+            c_bar_min=int(c_bar_min), c_bar_max=int(c_bar_max), value_mean=float(value_mean),
+            value_sd=float(value_sd), value_min=int(value_min), value_max=int(value_max),
+            assets=float(assets), fee=float(fee),
+        )
+        self.cell_name = self.name.split(".")[1]
+        self.sampling_kwargs = {
+            k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
+        }
+        self.pass_seed = bool(pass_seed) and str(pass_seed).lower() not in {"0", "false", "no"}
+        self.policy = CallPolicy(
+            max_concurrency=resolve_max_concurrency(max_concurrency),
+            call_timeout_s=float(call_timeout_s),
+            max_attempts=int(max_attempts),
+        )
+        self.player_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
+
+    # ---- the shell around the pure core ----
+
+    def run(self, recorder: RecorderBase) -> dict[str, Any]:
+        names = list(getattr(recorder.run_spec, "completion_fns", None) or [])
+        if len(names) == len(self.completion_fns):
+            self.player_names = unique_names(names)
+        samples = self.get_samples()
+        for sample in samples:  # a bad samples file fails here, before any call is paid for
+            Session.from_sample(sample, self.cell)
+        flatten_usage_on_record(recorder)
+        results: list[SessionResult] = self.eval_all_samples(recorder, samples)
+        unify_usage_keys(recorder)
+        return final_report(results, self.player_names)
+
+    def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
+        session = Session.from_sample(sample, self.cell)
+        seating = seat_players(len(self.completion_fns), self.cell.seats, session.index)
+        state = _SessionState(
+            session=session,
+            seat_names=[self.player_names[p] for p in seating],
+            seat_fns=[self.completion_fns[p] for p in seating],
+        )
+        try:
+            for wave in waves(self.cell.runs, self.cell.history_runs):
+                self._play_wave(state, wave)
+                if state.error is not None:
+                    break
+        except Exception as exc:  # a bug must not throw away the other sessions: record and go on
+            logger.exception("session %s failed", session.index)
+            state.error = f"{type(exc).__name__}: {exc}"
+
+        result: SessionResult = None
+        if state.error is None:
+            runs = [state.outcomes[r] for r in range(self.cell.runs)]
+            result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
+        self._record_session(state, result)
+        return result
+
+    def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
+        calls, keys = [], []
+        for run in wave:
+            past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
+            for seat in range(1, self.cell.seats + 1):
+                prompt = self._prompt(state.session, run, seat, past)
+                calls.append(self._seat_call(state.seat_fns[seat - 1], prompt, self._call_seed(state, run, seat)))
+                keys.append((run, seat))
+        replies = dict(zip(keys, call_all(calls, self.policy)))
+        for run in wave:
+            answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
+            failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
+            if failed:
+                seat, exc = failed[0]
+                if state.error is None:
+                    state.error = f"run {run} seat {seat}: {type(exc).__name__}: {exc}"
+                continue
+            outcome = self._score(state, run, [parse_choice(a) for a in answers])
+            state.outcomes[run] = outcome
+            evals.record.record_event("econarena_run", run_event(
+                outcome, cell=self.cell_name, session=state.session.index, run=run, runs=self.cell.runs,
+                history_runs=len(history_window(run, self.cell.history_runs)),
+                game_params=self._game_params(state.session, run),
+            ))
+
+    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int):
+        kwargs: dict[str, Any] = dict(self.sampling_kwargs)
+        if self.pass_seed:
+            kwargs["seed"] = seed
+
+        def call() -> str:
+            completions = fn(prompt, **kwargs).get_completions()
+            return completions[0] if completions else ""
+
+        return call
+
+    def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
+        """Per (eval seed, cell, session, run, seat): independent of thread timing, stable on rerun."""
+        key = f"{self.seed}:{self.cell_name}:{state.session.index}:{run}:{seat}"
+        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
+
+    # ---- the game-specific pieces ----
+
+    def _prompt(self, session: Session, run: int, seat: int, past: Sequence[PastRun]) -> list[dict[str, str]]:
+        common = dict(seat=seat, n=self.cell.seats, run=run + 1, runs=self.cell.runs, past=past)
+        if self.cell.game == "beauty":
+            assert session.c_bar is not None
+            return beauty_prompt(c_bar=session.c_bar, prize=self.cell.prize, **common)
+        assert session.values is not None
+        return auction_prompt(value=session.values[run][seat - 1], assets=self.cell.assets, fee=self.cell.fee,
+                              **common)
+
+    def _score(self, state: _SessionState, run: int, actions: list[Optional[float]]) -> RunOutcome:
+        if self.cell.game == "beauty":
+            assert state.session.c_bar is not None
+            return beauty.score_run(actions, state.session.c_bar, self.cell.prize, state.seat_names)
+        assert state.session.values is not None
+        return auction.score_run(actions, state.session.values[run], self.cell.assets, self.cell.fee,
+                                 state.seat_names)
+
+    def _game_params(self, session: Session, run: int) -> dict[str, Any]:
+        if self.cell.game == "beauty":
+            return {"c_bar": session.c_bar, "prize": self.cell.prize}
+        assert session.values is not None
+        return {"assets": self.cell.assets, "fee": self.cell.fee, "values": list(session.values[run])}
+
+    @staticmethod
+    def _past_run(outcome: RunOutcome, run: int) -> PastRun:
+        actions = tuple(s.action if s.valid else None for s in outcome.seats)
+        valid = [a for a in actions if a is not None]
+        return PastRun(
+            run=run + 1,
+            actions=actions,
+            winners=outcome.winners,
+            average=math.fsum(valid) / len(valid) if valid else None,
+            target=outcome.target,
+            price=outcome.price,
+        )
+
+    def _record_session(self, state: _SessionState, result: SessionResult) -> None:
+        data: dict[str, Any] = {"cell": self.cell_name, "session": state.session.index,
+                                "player": self.player_names[0]}
+        for i, player in enumerate(self.player_names):
+            metrics = (result or {}).get(player)
+            for metric in METRICS:
+                data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
+        data["errored"] = state.error is not None
+        data["error"] = state.error
+        evals.record.record_event("econarena_session", data)

@@ -1,0 +1,93 @@
+"""Reading a seat's answer (SPEC section 5). Nothing here executes or evaluates model output.
+
+``parse_choice`` returns the number the answer commits to, or None. Whether that number is a
+legal move (finite, in range) is the game's business, not the parser's.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Optional
+
+# A longer answer (after reasoning blocks are dropped) is a rule break rather than a parse: with the
+# eval's max_tokens no honest answer comes near it, and it bounds the parser's work per reply.
+MAX_ANSWER_CHARS = 100_000
+# Failed JSON decode attempts per answer; each '{' that opens no object costs one.
+MAX_DECODE_ATTEMPTS = 5_000
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*")
+# ASCII digits only: float() would also take Arabic-Indic or full-width digits.
+_NUMBER = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*")
+_DECODER = json.JSONDecoder()
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop ``<think>...</think>`` blocks with their contents.
+
+    An unclosed ``<think>`` hides everything after it (the answer never came); a lone ``</think>``
+    (chat templates that open the block themselves) hides everything before it.
+    """
+    text = _THINK_BLOCK.sub("", text)
+    close = None
+    for close in _THINK_CLOSE.finditer(text):
+        pass
+    if close is not None:
+        text = text[close.end() :]
+    opened = _THINK_OPEN.search(text)
+    if opened is not None:
+        text = text[: opened.start()]
+    return text
+
+
+def top_level_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects in ``text`` that are not nested in another one, left to right."""
+    objects: list[dict[str, Any]] = []
+    pos, failures = 0, 0
+    while failures < MAX_DECODE_ATTEMPTS:
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            failures += 1
+            pos = start + 1
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+        pos = end
+    return objects
+
+
+def number_of(value: Any) -> Optional[float]:
+    """A JSON number, or a string that holds exactly one number; anything else is None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # an integer too large for a float
+            return math.inf
+    if isinstance(value, str) and _NUMBER.fullmatch(value):
+        return float(value)
+    return None
+
+
+def parse_choice(text: Any) -> Optional[float]:
+    """The ``choice`` of the last top-level JSON object that has one, as a float; None if none.
+
+    Never raises: whatever a model sends is either a number or a rule break.
+    """
+    if not isinstance(text, str):
+        return None
+    text = _FENCE.sub("", strip_reasoning(text))
+    if len(text) > MAX_ANSWER_CHARS:
+        return None
+    for obj in reversed(top_level_objects(text)):
+        if "choice" in obj:
+            return number_of(obj["choice"])
+    return None
