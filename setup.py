@@ -17,7 +17,7 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PTH_NAME = "econarena_evals_registry.pth"
-PTH_LINE = "import econarena_evals._registry_hook as _h; _h.install()\n"
+PTH_LINE = "import econarena_evals_hook; econarena_evals_hook.install()\n"
 
 
 class build_py_with_registry(build_py):
@@ -65,6 +65,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=["econarena_evals"],
+    py_modules=["econarena_evals_hook"],
     cmdclass={"build_py": build_py_with_registry},
     install_requires=LEAN_RUNTIME,
     extras_require={

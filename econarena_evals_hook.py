@@ -13,12 +13,15 @@ import hook (no evals import, nothing slow): when ``evals.registry`` is first im
 * look up ``econarena/...`` completion fns in the registry before asking the endpoint's model
   list, so the offline players never wait on a network.
 
-Any failure here is swallowed: a broken hook must never break Python start-up.
+Any failure here is swallowed: a broken hook must never break Python start-up. This is a
+top-level module, not part of ``econarena_evals``, so that start-up does not import (and so pin)
+the installed package ahead of a source checkout on ``PYTHONPATH``.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -29,9 +32,16 @@ PLACEHOLDER_KEY = "econarena-placeholder-key-not-for-openai"
 
 
 def registry_root() -> Optional[Path]:
-    """The registry that ships with this package: installed copy first, then a source checkout's."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "registry", here.parent / "registry"):
+    """The registry of the ``econarena_evals`` that Python would import: its installed copy
+    (``econarena_evals/registry``) or, for a source checkout, the ``registry/`` beside it."""
+    try:
+        spec = importlib.util.find_spec("econarena_evals")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    package = Path(spec.origin).resolve().parent
+    for candidate in (package / "registry", package.parent / "registry"):
         if (candidate / MARKER).is_file():
             return candidate
     return None

@@ -1,0 +1,86 @@
+"""Reading evals JSONL logs back: the run spec, the EconArena events and the final report.
+
+Never raises on a bad file: what could not be read is reported in ``EvalLog.problems``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+from .metrics import rescore_events
+from .sessions import unique_names
+
+
+@dataclass
+class EvalLog:
+    path: Path
+    spec: dict[str, Any] = field(default_factory=dict)
+    final_report: Optional[dict[str, Any]] = None
+    runs: list[dict[str, Any]] = field(default_factory=list)  # econarena_run event data
+    sessions: list[dict[str, Any]] = field(default_factory=list)  # econarena_session event data
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def eval_name(self) -> str:
+        return str(self.spec.get("eval_name", ""))
+
+    @property
+    def cell(self) -> str:
+        parts = self.eval_name.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
+    def players(self) -> list[str]:
+        return unique_names([str(p) for p in self.spec.get("completion_fns", [])])
+
+    @property
+    def is_econarena(self) -> bool:
+        return self.eval_name.startswith("econarena.") or bool(self.runs)
+
+    def rescore(self) -> tuple[dict[int, Any], dict[str, Any]]:
+        """Per-session metrics and the final report, recomputed from the run events alone."""
+        return rescore_events(self.runs, self.players, sessions=[int(s["session"]) for s in self.sessions])
+
+
+def read_log(path: Path) -> EvalLog:
+    log = EvalLog(path=Path(path))
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        log.problems.append(f"cannot open: {exc}")
+        return log
+    with handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                log.problems.append(f"line {lineno}: not JSON (truncated log?)")
+                continue
+            if not isinstance(row, dict):
+                continue
+            if "spec" in row:
+                log.spec = row["spec"] or {}
+            elif "final_report" in row:
+                log.final_report = row["final_report"]
+            elif row.get("type") == "econarena_run":
+                log.runs.append(row["data"])
+            elif row.get("type") == "econarena_session":
+                log.sessions.append(row["data"])
+    if not log.spec:
+        log.problems.append("no run spec line: not an evals log")
+    if log.final_report is None:
+        log.problems.append("no final report: the run did not finish")
+    return log
+
+
+def find_logs(paths: Iterable[Path]) -> Iterator[Path]:
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            yield from sorted(p.rglob("*.jsonl"))
+        else:
+            yield p

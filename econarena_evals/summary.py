@@ -1,0 +1,64 @@
+"""Print the final reports of EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...]``.
+
+With ``--latest`` only the newest log of each (player, cell) is shown, which is what the README's
+main job wants after ``oaievalset`` has written its logs under /tmp/evallogs.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .logs import EvalLog, find_logs, read_log
+from .metrics import METRICS
+
+
+def _fmt(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else "-" if x is None else str(x)
+
+
+def table(logs: list[EvalLog]) -> str:
+    header = ["player", "cell"] + list(METRICS) + ["sessions", "errored"]
+    rows = [header]
+    for log in logs:
+        report = log.final_report or {}
+        rows.append(
+            [",".join(log.players), log.cell]
+            + [_fmt(report.get(m)) for m in METRICS]
+            + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions"))]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
+    parser.add_argument("--latest", action="store_true", help="newest log per (player, cell) only")
+    opts = parser.parse_args(argv)
+    logs = []
+    for path in find_logs(opts.paths):
+        log = read_log(path)
+        if not log.is_econarena:
+            continue
+        if log.problems:
+            print(f"{path}: skipped: {'; '.join(log.problems)}", file=sys.stderr)
+            continue
+        logs.append(log)
+    if opts.latest:
+        newest: dict[tuple[str, str], EvalLog] = {}
+        for log in sorted(logs, key=lambda lg: str(lg.spec.get("created_at", ""))):
+            newest[(",".join(log.players), log.cell)] = log
+        logs = list(newest.values())
+    if not logs:
+        print("no finished EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
+        return 1
+    logs.sort(key=lambda lg: (",".join(lg.players), lg.cell))
+    print(table(logs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REGISTRY = ROOT / "registry"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from openai_server import OpenAIServer  # noqa: E402
+from policies import scripted  # noqa: E402
+
+CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
+
+
+def cli(name: str) -> str:
+    """The console script next to this interpreter (the venv the tests run in)."""
+    path = Path(sys.executable).parent / name
+    found = str(path) if path.exists() else shutil.which(name)
+    assert found, f"{name} not found: install the project as the README says"
+    return found
+
+
+def base_env(source: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
+    if source:  # subprocesses run this checkout's code, not a possibly stale installed copy
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    else:
+        env.pop("PYTHONPATH", None)
+    env["EVALS_SHOW_EVAL_PROGRESS"] = ""
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300):
+    proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[OpenAIServer]:
+    srv = OpenAIServer(scripted, models=("gpt-4", "my-local-model")).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def model_env(server: OpenAIServer) -> dict[str, str]:
+    env = base_env()
+    env["OPENAI_BASE_URL"] = server.base_url
+    env["OPENAI_API_KEY"] = "sk-test-local"
+    return env

@@ -1,0 +1,119 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for end-to-end tests and benchmarks.
+
+It speaks ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions`` and answers
+with a deterministic policy of the prompt text. It records every request so tests can prove which
+endpoint was called. Usage is sent the way today's API sends it, with nested detail objects.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional
+
+Policy = Callable[[str], str]
+
+
+def nested_usage(prompt_chars: int, completion_chars: int) -> dict[str, Any]:
+    prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, completion_chars // 4)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+class OpenAIServer:
+    def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0) -> None:
+        self.policy = policy
+        self.models = models
+        self.latency_s = latency_s
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: Optional[ThreadingHTTPServer] = None
+        self._thread: Optional[threading.Thread] = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> "OpenAIServer":
+        handler = self._handler_class()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return [r["path"] for r in self.requests]
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                raw = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append({"path": self.path, "body": body})
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                if self.path.endswith("/chat/completions"):
+                    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                    answer = server.policy(text)
+                    self._send(200, {
+                        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                        "model": body.get("model", "unknown"),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": answer}}],
+                        "usage": nested_usage(len(text), len(answer)),
+                    })
+                elif self.path.endswith("/completions"):
+                    text = str(body.get("prompt", ""))
+                    answer = server.policy(text)
+                    self._send(200, {
+                        "id": "cmpl-test", "object": "text_completion", "created": 0,
+                        "model": body.get("model", "unknown"),
+                        "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
+                        "usage": nested_usage(len(text), len(answer)),
+                    })
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+        return Handler

@@ -1,0 +1,114 @@
+"""End to end: the real oaieval / oaievalset CLIs, the real openai client, a real HTTP server.
+
+Every log is re-scored from its econarena_run events and compared with what the eval recorded.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import CELLS, REGISTRY, base_env, cli, run_cli
+
+from econarena_evals.logs import EvalLog, read_log
+from econarena_evals.metrics import METRICS
+
+
+def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) -> EvalLog:
+    run_cli([cli("oaieval"), completion_fn, f"econarena.{cell}", "--registry_path", str(REGISTRY),
+             "--record_path", str(log), *extra], env)
+    return read_log(log)
+
+
+def assert_rescores(log: EvalLog) -> None:
+    """Session metrics and the final report, recomputed from run events alone, match the log."""
+    per_session, report = log.rescore()
+    assert log.final_report is not None
+    for key, value in report.items():
+        assert log.final_report[key] == value, key
+    assert per_session
+    for event in log.sessions:
+        mine = per_session[event["session"]]
+        assert mine is not None
+        for metric in METRICS:
+            assert event[metric] == mine[log.players[0]][metric]
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_gpt4_through_local_endpoint_every_cell(cell, model_env, server, tmp_path):
+    before = len(server.paths())
+    log = oaieval("gpt-4", cell, model_env, tmp_path / "log.jsonl", "--max_samples", "3")
+    assert not log.problems
+    report = log.final_report
+    assert report["sessions"] == 3 and report["errored_sessions"] == 0
+    assert list(report)[0] == "eas"
+    # the scripted policy breaks rules on purpose: prose, and an out-of-range number
+    assert 0 < report["rule_following"] < 1
+    assert len(log.runs) == 3 * 10
+    # every seat call went to the chat endpoint, and left a sampling event with flat usage
+    calls = server.paths()[before:]
+    assert len(calls) == 3 * 10 * 5 and all(p.endswith("/chat/completions") for p in calls)
+    # nested usage objects from the server did not stop the final report; their parts were summed
+    assert report["usage_completion_tokens_details_reasoning_tokens"] == 0
+    assert report["usage_prompt_tokens"] > 0
+    assert_rescores(log)
+    if cell == "beauty_hist":
+        assert [r["history_runs"] for r in log.runs if r["session"] == log.runs[0]["session"]] == [
+            0, 1, 2, 3, 3, 3, 3, 3, 3, 3]
+
+
+def new_logs(before: set[Path]) -> list[Path]:
+    return sorted(set(Path("/tmp/evallogs").rglob("*.jsonl")) - before)
+
+
+def test_oaievalset_nash_is_exactly_rational_in_every_cell(tmp_path):
+    env = base_env()  # no API key, no endpoint: the built-in player is offline
+    before = set(Path("/tmp/evallogs").rglob("*.jsonl"))
+    run_cli([cli("oaievalset"), "econarena/nash", "econarena", "--registry_path", str(REGISTRY), "--no-resume"], env)
+    logs = [read_log(p) for p in new_logs(before)]
+    assert sorted(lg.cell for lg in logs) == sorted(CELLS)
+    for log in logs:
+        assert not log.problems
+        r = log.final_report
+        assert (r["rationality"], r["ne_proximity"], r["rule_following"], r["convergence"]) == (1, 1, 1, 1)
+        assert r["win_rate"] == 0.2 and r["eas"] == 0.84
+        assert r["sessions"] == 20 and r["errored_sessions"] == 0
+        assert_rescores(log)
+
+
+def test_random_player_is_reproducible_and_runs_differ(tmp_path):
+    env = base_env()
+    a = oaieval("econarena/random", "beauty_hist", env, tmp_path / "a.jsonl", "--max_samples", "4")
+    b = oaieval("econarena/random", "beauty_hist", env, tmp_path / "b.jsonl", "--max_samples", "4")
+    c = oaieval("econarena/random", "beauty_hist", env, tmp_path / "c.jsonl", "--max_samples", "4", "--seed", "7")
+    assert json.dumps(a.final_report, sort_keys=True) == json.dumps(b.final_report, sort_keys=True)
+
+    def actions(log: EvalLog) -> dict:
+        return {(r["session"], r["run"]): [s["action"] for s in r["seats"]] for r in log.runs}
+
+    assert actions(a) == actions(b)
+    assert actions(a) != actions(c)
+    for session in {s for s, _ in actions(a)}:
+        per_run = [tuple(v) for (s, _), v in sorted(actions(a).items()) if s == session]
+        assert len(set(per_run)) == len(per_run)  # no run is a copy of another
+    assert_rescores(a)
+
+
+def test_installed_package_needs_no_registry_path(tmp_path):
+    """After `pip install .`, stock oaieval finds the cells and players by itself."""
+    env = base_env(source=False)
+    log_path = tmp_path / "log.jsonl"
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--record_path", str(log_path),
+             "--max_samples", "2"], env, cwd=tmp_path)
+    log = read_log(log_path)
+    assert log.final_report["eas"] == 0.84 and log.final_report["sessions"] == 2
+
+
+def test_registry_path_and_installed_package_together_are_not_duplicates(tmp_path):
+    env = base_env(source=False)
+    log_path = tmp_path / "log.jsonl"
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.auction_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(log_path), "--max_samples", "2"], env, cwd=tmp_path)
+    log = read_log(log_path)
+    assert log.final_report["eas"] == 0.84
+    assert log.spec["run_config"]["eval_spec"]["registry_path"] == str(REGISTRY)
