@@ -1,0 +1,81 @@
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econarena_evals.utils import MAX_ANSWER_CHARS, parse_choice
+
+CASES = [
+    ("plain JSON", '{"understanding": "u", "choice": 12.5, "reason": "r"}', 12.5),
+    ("integer", '{"choice": 7}', 7.0),
+    ("negative (parses; the game calls it out of range)", '{"choice": -3}', -3.0),
+    ("out of range (parses; the game decides)", '{"choice": 1e6}', 1e6),
+    ("fenced JSON", '```json\n{"choice": 33}\n```', 33.0),
+    ("fence without language", '```\n{"choice": 33}\n```', 33.0),
+    ("prose around JSON", 'Sure! Here is my answer: {"choice": 20, "reason": "x"} Good luck.', 20.0),
+    ("string number", '{"choice": "42"}', 42.0),
+    ("string number with spaces", '{"choice": " 4.5e1 "}', 45.0),
+    ("think block with numbers dropped", '<think>choice 99, {"choice": 99}</think>{"choice": 1}', 1.0),
+    ("THINK in capitals", '<THINK>{"choice": 99}</THINK>\n{"choice": 2}', 2.0),
+    ("only a closing think tag", 'reasoning {"choice": 99} ...</think>{"choice": 3}', 3.0),
+    ("unclosed think: the answer never came", '{"choice": 5}<think>{"choice": 99}', 5.0),
+    ("unclosed think with nothing before it", '<think>{"choice": 99}', None),
+    ("several objects: the last one with a choice", '{"choice": 1} {"choice": 2} {"other": 3}', 2.0),
+    ("nested choice does not count", '{"answer": {"choice": 5}}', None),
+    ("nested before a top-level one", '{"answer": {"choice": 5}} {"choice": 6}', 6.0),
+    ("prose only", "I choose 42.", None),
+    ("empty", "", None),
+    ("NaN", '{"choice": NaN}', math.nan),
+    ("Infinity", '{"choice": Infinity}', math.inf),
+    ("string NaN is not a number", '{"choice": "nan"}', None),
+    ("string with two numbers", '{"choice": "between 10 and 20"}', None),
+    ("string with a unit", '{"choice": "42%"}', None),
+    ("unicode digits", '{"choice": "\u0664\u0662"}', None),
+    ("boolean", '{"choice": true}', None),
+    ("list", '{"choice": [1, 2]}', None),
+    ("null", '{"choice": null}', None),
+    ("huge integer", '{"choice": 1' + "0" * 400 + "}", math.inf),
+    ("single quotes are not JSON", "{'choice': 5}", None),
+    ("broken JSON then good JSON", '{"choice": 5,, } {"choice": 6}', 6.0),
+    ("not a string at all", None, None),
+]
+
+
+@pytest.mark.parametrize("text,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_parser_cases(text, expected):
+    got = parse_choice(text)
+    if expected is None:
+        assert got is None
+    elif math.isnan(expected):
+        assert got is not None and math.isnan(got)
+    else:
+        assert got == expected
+
+
+def test_an_overlong_answer_is_a_rule_break():
+    assert parse_choice('{"choice": 1}' + " " * MAX_ANSWER_CHARS) is None
+
+
+@settings(max_examples=500)
+@given(st.text())
+def test_parser_never_raises_on_arbitrary_text(text):
+    got = parse_choice(text)
+    assert got is None or isinstance(got, float)
+
+
+json_like = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.floats(), st.integers(), st.text(max_size=10)),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.sampled_from(["choice", "a", "b"]), children, max_size=3)),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300)
+@given(json_like, st.text(max_size=20), st.text(max_size=20))
+def test_parser_never_raises_on_json_like_answers(value, before, after):
+    import json
+
+    text = before + json.dumps({"choice": value}) + after
+    got = parse_choice(text)
+    assert got is None or isinstance(got, float)
