@@ -37,9 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
     parser.add_argument("--latest", action="store_true", help="newest log per (player, cell) only")
+    parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
+                        help="only logs written after this time (e.g. $(date +%%s) before the run)")
     opts = parser.parse_args(argv)
     logs = []
     for path in find_logs(opts.paths):
+        if opts.since is not None and path.stat().st_mtime < opts.since:
+            continue
         log = read_log(path)
         if not log.is_econarena:
             continue
