@@ -9,7 +9,7 @@ import hashlib
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 import evals
 import evals.record
@@ -17,7 +17,7 @@ from evals.api import CompletionFn
 from evals.record import RecorderBase
 
 from . import auction, beauty
-from .calls import CallPolicy, SeatCallError, call_all, resolve_max_concurrency
+from .calls import CallPolicy, call_all, resolve_max_concurrency
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
 from .prompts import PastRun, auction_prompt, beauty_prompt

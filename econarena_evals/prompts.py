@@ -24,7 +24,8 @@ ANSWER_FORMAT = (
     '- "understanding": string, your brief understanding of the game\n'
     '- "choice": number, {what}\n'
     '- "reason": string, the brief reason for your choice\n'
-    'For example: {{"understanding": "...", "choice": {example}, "reason": "..."}}'
+    # No example number: a number shown here would anchor the choice.
+    'Shape: {{"understanding": "...", "choice": <number>, "reason": "..."}}'
 )
 
 BEAUTY = """\
@@ -111,7 +112,7 @@ def beauty_prompt(*, seat: int, n: int, run: int, runs: int, c_bar: float, prize
     user = BEAUTY.format(
         seat=seat, n=n, run=run, runs=runs, c_bar=fmt(c_bar), prize=fmt(prize),
         history=beauty_history(past),
-        answer=ANSWER_FORMAT.format(what="the number you choose", example=fmt(c_bar / 4)),
+        answer=ANSWER_FORMAT.format(what="the number you choose"),
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
@@ -121,7 +122,7 @@ def auction_prompt(*, seat: int, n: int, run: int, runs: int, value: float, asse
     user = AUCTION.format(
         seat=seat, n=n, run=run, runs=runs, value=fmt(value), assets=fmt(assets), fee=fmt(fee),
         history=auction_history(past),
-        answer=ANSWER_FORMAT.format(what="your bid", example=fmt(assets / 4)),
+        answer=ANSWER_FORMAT.format(what="your bid"),
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 

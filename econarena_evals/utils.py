@@ -32,11 +32,9 @@ def strip_reasoning(text: str) -> str:
     (chat templates that open the block themselves) hides everything before it.
     """
     text = _THINK_BLOCK.sub("", text)
-    close = None
-    for close in _THINK_CLOSE.finditer(text):
-        pass
-    if close is not None:
-        text = text[close.end() :]
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
     opened = _THINK_OPEN.search(text)
     if opened is not None:
         text = text[: opened.start()]

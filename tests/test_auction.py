@@ -44,7 +44,8 @@ values_st = st.lists(st.integers(1, 100), min_size=1, max_size=6)
 @given(values_st, st.data())
 def test_at_most_one_winner_and_payoffs_follow_the_rules(values, data):
     n = len(values)
-    bids = data.draw(st.lists(st.one_of(st.none(), st.floats(-10, 120), st.floats(allow_nan=True)), min_size=n, max_size=n))
+    bid = st.one_of(st.none(), st.floats(-10, 120), st.floats(allow_nan=True))
+    bids = data.draw(st.lists(bid, min_size=n, max_size=n))
     run = auction.score_run(bids, values=values, assets=100, fee=10, players=["p"] * n)
     valid = [s for s in run.seats if s.valid]
     assert len(run.winners) == (1 if valid else 0)

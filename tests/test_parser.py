@@ -66,7 +66,10 @@ def test_parser_never_raises_on_arbitrary_text(text):
 
 json_like = st.recursive(
     st.one_of(st.none(), st.booleans(), st.floats(), st.integers(), st.text(max_size=10)),
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.sampled_from(["choice", "a", "b"]), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.sampled_from(["choice", "a", "b"]), children, max_size=3),
+    ),
     max_leaves=15,
 )
 
