@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 SYSTEM = (
     "You are a player in an economics game. Read the rules carefully and answer with "
@@ -81,30 +81,30 @@ def _players(seats: Sequence[int]) -> str:
     return ", ".join(f"Player {s}" for s in seats) if seats else "nobody"
 
 
-def beauty_history(past: Sequence[PastRun]) -> str:
+def _history(past: Sequence[PastRun], heading: str, describe: Callable[[PastRun], str]) -> str:
     if not past:
         return ""
-    lines = [f"\nResults of the last {len(past)} run(s), oldest first:"]
-    for p in past:
-        choices = "; ".join(f"Player {i + 1}: {fmt(a)}" for i, a in enumerate(p.actions))
-        lines.append(
-            f"- Run {p.run}: choices {choices}. Average of valid choices: {fmt(p.average)}. "
-            f"Target: {fmt(p.target)}. Winner(s): {_players(p.winners)}."
-        )
+    lines = [f"\nResults of the last {len(past)} run(s), oldest first{heading}:"]
+    lines += [f"- Run {p.run}: {describe(p)}" for p in past]
     return "\n".join(lines) + "\n"
+
+
+def _actions(p: PastRun) -> str:
+    return "; ".join(f"Player {i + 1}: {fmt(a)}" for i, a in enumerate(p.actions))
+
+
+def beauty_history(past: Sequence[PastRun]) -> str:
+    return _history(past, "", lambda p: (
+        f"choices {_actions(p)}. Average of valid choices: {fmt(p.average)}. "
+        f"Target: {fmt(p.target)}. Winner(s): {_players(p.winners)}."
+    ))
 
 
 def auction_history(past: Sequence[PastRun]) -> str:
-    if not past:
-        return ""
-    lines = [f"\nResults of the last {len(past)} run(s), oldest first (values stayed private):"]
-    for p in past:
-        bids = "; ".join(f"Player {i + 1}: {fmt(a)}" for i, a in enumerate(p.actions))
-        lines.append(
-            f"- Run {p.run}: bids {bids}. Winner: {_players(p.winners)}. "
-            f"Price paid: {fmt(p.price) if p.price is not None else 'none'}."
-        )
-    return "\n".join(lines) + "\n"
+    return _history(past, " (values stayed private)", lambda p: (
+        f"bids {_actions(p)}. Winner: {_players(p.winners)}. "
+        f"Price paid: {fmt(p.price) if p.price is not None else 'none'}."
+    ))
 
 
 def beauty_prompt(*, seat: int, n: int, run: int, runs: int, c_bar: float, prize: float,
