@@ -20,6 +20,11 @@ def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) ->
     return read_log(log)
 
 
+def sampling_events(log: EvalLog) -> list[dict]:
+    rows = [json.loads(line) for line in log.path.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r.get("type") == "sampling"]
+
+
 def assert_rescores(log: EvalLog) -> None:
     """Session metrics and the final report, recomputed from run events alone, match the log."""
     per_session, report = log.rescore()
@@ -48,6 +53,7 @@ def test_gpt4_through_local_endpoint_every_cell(cell, model_env, server, tmp_pat
     # every seat call went to the chat endpoint, and left a sampling event with flat usage
     calls = server.paths()[before:]
     assert len(calls) == 3 * 10 * 5 and all(p.endswith("/chat/completions") for p in calls)
+    assert len(sampling_events(log)) == 3 * 10 * 5
     # nested usage objects from the server did not stop the final report; their parts were summed
     assert report["usage_completion_tokens_details_reasoning_tokens"] == 0
     assert report["usage_prompt_tokens"] > 0
@@ -73,6 +79,7 @@ def test_oaievalset_nash_is_exactly_rational_in_every_cell(tmp_path):
         assert (r["rationality"], r["ne_proximity"], r["rule_following"], r["convergence"]) == (1, 1, 1, 1)
         assert r["win_rate"] == 0.2 and r["eas"] == 0.84
         assert r["sessions"] == 20 and r["errored_sessions"] == 0
+        assert len(sampling_events(log)) == 20 * 10 * 5  # the built-in player records like any fn
         assert_rescores(log)
 
 
