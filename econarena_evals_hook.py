@@ -11,7 +11,9 @@ import hook (no evals import, nothing slow): when ``evals.registry`` is first im
 * let a placeholder ``OPENAI_API_KEY`` stand in during that import only, because evals builds an
   OpenAI client at import time and the built-in players need no key;
 * look up ``econarena/...`` completion fns in the registry before asking the endpoint's model
-  list, so the offline players never wait on a network.
+  list, so the offline players never wait on a network;
+* read ``econarena/chat:MODEL`` as ``econarena/chat`` with ``model=MODEL``, so each player of an
+  arena can be a different chat model (``--completion_args`` would give them all the same one).
 
 Any failure here is swallowed: a broken hook must never break Python start-up. This is a
 top-level module, not part of ``econarena_evals``, so that start-up does not import (and so pin)
@@ -29,6 +31,8 @@ from typing import Any, Optional, Sequence
 
 MARKER = Path("evals") / "econarena.yaml"
 PLACEHOLDER_KEY = "econarena-placeholder-key-not-for-openai"
+CHAT_NAME = "econarena/chat"
+CHAT_PREFIX = CHAT_NAME + ":"  # econarena/chat:MODEL names the model in the completion fn itself
 
 
 def registry_root() -> Optional[Path]:
@@ -80,6 +84,9 @@ def patch(module: Any) -> None:
         return load(self, dedupe_roots(registry_paths, ours), resource_type)
 
     def make_completion_fn(self, name, **kwargs):
+        if name.startswith(CHAT_PREFIX) and CHAT_NAME in self._completion_fns:
+            kwargs = {**kwargs, "model": name[len(CHAT_PREFIX):]}
+            name = CHAT_NAME
         if name.startswith("econarena/") and name in self._completion_fns:
             spec = self.get_completion_fn(name)
             args = {**(spec.args or {}), **kwargs, "registry": self}

@@ -15,15 +15,19 @@ from typing import Any, Callable, Optional
 Policy = Callable[[str], str]
 
 
-def nested_usage(prompt_chars: int, completion_chars: int) -> dict[str, Any]:
-    prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, completion_chars // 4)
+def is_reasoning_name(model: str) -> bool:
+    return model.startswith(("o1", "o3", "o4", "gpt-5"))
+
+
+def nested_usage(prompt_chars: int, completion_chars: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+    prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, completion_chars // 4) + reasoning_tokens
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
         "completion_tokens_details": {
-            "reasoning_tokens": 0,
+            "reasoning_tokens": reasoning_tokens,
             "audio_tokens": 0,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,
@@ -63,6 +67,11 @@ class OpenAIServer:
         with self._lock:
             return [r["path"] for r in self.requests]
 
+    def bodies(self, model: str) -> list[tuple[str, dict[str, Any]]]:
+        """(path, body) of every request made for ``model``."""
+        with self._lock:
+            return [(r["path"], r["body"]) for r in self.requests if r["body"].get("model") == model]
+
     def _handler_class(self):
         server = self
 
@@ -94,6 +103,15 @@ class OpenAIServer:
                     server.requests.append({"path": self.path, "body": body})
                 if server.latency_s:
                     time.sleep(server.latency_s)
+                model = str(body.get("model", ""))
+                if self.path.endswith("/chat/completions") and "temperature" in body and (
+                    model.startswith("strict-") or is_reasoning_name(model)
+                ):
+                    # what the OpenAI API says to a reasoning model given a temperature
+                    self._send(400, {"error": {
+                        "message": "Unsupported parameter: 'temperature' is not supported with this model.",
+                        "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}})
+                    return
                 if self.path.endswith("/chat/completions"):
                     text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
                     answer = server.policy(text)
@@ -102,7 +120,7 @@ class OpenAIServer:
                         "model": body.get("model", "unknown"),
                         "choices": [{"index": 0, "finish_reason": "stop",
                                      "message": {"role": "assistant", "content": answer}}],
-                        "usage": nested_usage(len(text), len(answer)),
+                        "usage": nested_usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
                     })
                 elif self.path.endswith("/completions"):
                     text = str(body.get("prompt", ""))

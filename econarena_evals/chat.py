@@ -1,0 +1,160 @@
+"""``econarena/chat``: any chat model behind any OpenAI-compatible endpoint.
+
+evals 3.0.1.post1 sends every model name it does not know (gpt-4o, o-series, local models) to the
+legacy ``/v1/completions`` endpoint, builds a new client for every call, and records usage in a
+form that crashes its own report. This completion fn always calls ``/v1/chat/completions``, keeps
+one thread-safe client per (base URL, key, timeout) per process, records flat usage, and knows
+reasoning models: no ``temperature`` where the model refuses one, ``max_completion_tokens``
+instead of ``max_tokens``, and an optional ``reasoning_effort``.
+
+Configure with ``--completion_args model=NAME[,api_base=URL][,api_key=KEY][,reasoning_effort=low]``
+or the environment (``ECONARENA_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); or name the
+model in the completion fn itself: ``econarena/chat:NAME`` (see ``econarena_evals_hook``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Optional
+
+from evals.api import CompletionFn, CompletionResult
+from evals.record import record_sampling
+
+from .usage import flatten_usage
+
+# Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
+REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)([-.].*)?$")
+REASONING_EFFORTS = {"minimal", "low", "medium", "high"}
+
+_clients: dict[tuple[Optional[str], Optional[str], float], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: float, max_retries: int):
+    """One client per endpoint per process: building one costs ~24 ms of CPU, and httpx pools connections."""
+    from openai import OpenAI
+
+    key = (base_url, api_key, timeout_s)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
+            _clients[key] = client
+        return client
+
+
+def _flag(value: Any) -> Optional[bool]:
+    """'auto'/None -> None; yes/no strings from --completion_args -> bool."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"auto", ""}:
+        return None
+    return text in {"1", "true", "yes", "on"}
+
+
+class ChatResult(CompletionResult):
+    def __init__(self, text: str, raw: Any = None) -> None:
+        self.text, self.raw = text, raw
+
+    def get_completions(self) -> list[str]:
+        return [self.text]
+
+
+class ChatCompletionFn(CompletionFn):
+    def __init__(
+        self,
+        model: Optional[str] = None,
+        api_base: Optional[str] = None,
+        api_key: Optional[str] = None,
+        reasoning: Any = "auto",
+        reasoning_effort: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+        max_completion_tokens: int = 16384,
+        request_timeout_s: float = 600.0,
+        max_retries: int = 0,
+        registry: Any = None,
+        **extra_options: Any,
+    ) -> None:
+        self.model = model or os.environ.get("ECONARENA_MODEL")
+        if not self.model:
+            raise ValueError(
+                "econarena/chat needs a model: --completion_args model=NAME, econarena/chat:NAME, "
+                "or ECONARENA_MODEL=NAME"
+            )
+        self.api_base = api_base or os.environ.get("OPENAI_BASE_URL") or None
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if self.api_key is None and self.api_base is not None:
+            self.api_key = "no-key"  # local servers accept anything; the openai client insists on a value
+        forced = _flag(reasoning)
+        self.reasoning = bool(REASONING_MODEL.match(self.model)) if forced is None else forced
+        if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(f"reasoning_effort must be one of {sorted(REASONING_EFFORTS)}, got {reasoning_effort!r}")
+        self.reasoning_effort = reasoning_effort
+        self.temperature = None if temperature is None else float(temperature)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.max_completion_tokens = int(max_completion_tokens)
+        self._lock = threading.Lock()
+        self.request_timeout_s = float(request_timeout_s)
+        # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
+        self.max_retries = int(max_retries)
+        self.extra_options = extra_options
+
+    def request(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
+        """The body of the chat completions request for these messages and eval kwargs."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        temperature = self.temperature if self.temperature is not None else kwargs.pop("temperature", None)
+        max_tokens = self.max_tokens if self.max_tokens is not None else kwargs.pop("max_tokens", None)
+        kwargs.pop("temperature", None)
+        kwargs.pop("max_tokens", None)
+        if self.reasoning:
+            # Reasoning models reject any temperature but the default, and count hidden reasoning
+            # against max_completion_tokens: the eval's answer budget (max_tokens) is far too small.
+            body["max_completion_tokens"] = self.max_completion_tokens
+            if self.reasoning_effort:
+                body["reasoning_effort"] = self.reasoning_effort
+        else:
+            if temperature is not None:
+                body["temperature"] = temperature
+            if max_tokens is not None:
+                body["max_tokens"] = int(max_tokens)
+        body.update(kwargs)
+        body.update(self.extra_options)
+        return body
+
+    def _create(self, client: Any, messages: list[dict[str, str]], kwargs: dict[str, Any]) -> Any:
+        """Create the completion; a model that refuses temperature or max_tokens is retried as a
+        reasoning model once, and remembered as one for the rest of the run."""
+        import openai
+
+        body = self.request(messages, **kwargs)
+        try:
+            return client.chat.completions.create(**body)
+        except openai.BadRequestError as exc:
+            message = str(exc).lower()
+            refused = ("temperature" in message or "max_tokens" in message) and (
+                "unsupported" in message or "not support" in message or "max_completion_tokens" in message
+            )
+            sent_plain = "temperature" in body or "max_tokens" in body
+            if not (refused and sent_plain):
+                raise
+            with self._lock:
+                self.reasoning = True
+            return client.chat.completions.create(**self.request(messages, **kwargs))
+
+    def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:
+            messages = [{"role": m["role"], "content": m["content"]} for m in prompt]
+        client = shared_client(self.api_base, self.api_key, self.request_timeout_s, self.max_retries)
+        response = self._create(client, messages, kwargs)
+        text = ""
+        if response.choices and response.choices[0].message is not None:
+            text = response.choices[0].message.content or ""
+        usage = flatten_usage(response.usage) if response.usage is not None else None
+        extra = {"usage": usage} if usage is not None else {}
+        record_sampling(prompt=messages, sampled=[text], model=response.model or self.model, **extra)
+        return ChatResult(text, response)
