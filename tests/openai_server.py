@@ -72,6 +72,33 @@ class OpenAIServer:
         with self._lock:
             return [(r["path"], r["body"]) for r in self.requests if r["body"].get("model") == model]
 
+    def respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Status and JSON body for one POST."""
+        model = str(body.get("model", ""))
+        if path.endswith("/chat/completions"):
+            if "temperature" in body and (model.startswith("strict-") or is_reasoning_name(model)):
+                # what the OpenAI API says to a reasoning model given a temperature
+                return 400, {"error": {
+                    "message": "Unsupported parameter: 'temperature' is not supported with this model.",
+                    "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}}
+            text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+            answer = self.policy(text)
+            return 200, {
+                "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model or "unknown",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": answer}}],
+                "usage": nested_usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
+            }
+        if path.endswith("/completions"):
+            text = str(body.get("prompt", ""))
+            answer = self.policy(text)
+            return 200, {
+                "id": "cmpl-test", "object": "text_completion", "created": 0, "model": model or "unknown",
+                "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
+                "usage": nested_usage(len(text), len(answer)),
+            }
+        return 404, {"error": {"message": "not found"}}
+
     def _handler_class(self):
         server = self
 
@@ -99,39 +126,12 @@ class OpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                record = {"path": self.path, "body": body, "t": time.perf_counter()}
                 with server._lock:
-                    server.requests.append({"path": self.path, "body": body})
+                    server.requests.append(record)
                 if server.latency_s:
                     time.sleep(server.latency_s)
-                model = str(body.get("model", ""))
-                if self.path.endswith("/chat/completions") and "temperature" in body and (
-                    model.startswith("strict-") or is_reasoning_name(model)
-                ):
-                    # what the OpenAI API says to a reasoning model given a temperature
-                    self._send(400, {"error": {
-                        "message": "Unsupported parameter: 'temperature' is not supported with this model.",
-                        "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}})
-                    return
-                if self.path.endswith("/chat/completions"):
-                    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-                    answer = server.policy(text)
-                    self._send(200, {
-                        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-                        "model": body.get("model", "unknown"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": answer}}],
-                        "usage": nested_usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
-                    })
-                elif self.path.endswith("/completions"):
-                    text = str(body.get("prompt", ""))
-                    answer = server.policy(text)
-                    self._send(200, {
-                        "id": "cmpl-test", "object": "text_completion", "created": 0,
-                        "model": body.get("model", "unknown"),
-                        "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
-                        "usage": nested_usage(len(text), len(answer)),
-                    })
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
+                self._send(*server.respond(self.path, body))
+                record["done"] = time.perf_counter()
 
         return Handler
