@@ -8,6 +8,7 @@ completion fns retry forever, and a deadline is the only way to stop waiting for
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import random
 import threading
@@ -55,7 +56,10 @@ def is_transient(exc: BaseException) -> bool:
         return True
     if openai is not None and isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
-    return isinstance(exc, (ConnectionError, TimeoutError))
+    # A truncated or garbled response body is the server's fault, not the request's.
+    if openai is not None and isinstance(exc, openai.APIResponseValidationError):
+        return True
+    return isinstance(exc, (ConnectionError, TimeoutError, json.JSONDecodeError))
 
 
 class SeatCallError(RuntimeError):
@@ -69,10 +73,57 @@ class CallPolicy:
     max_attempts: int = 4
     backoff_base_s: float = 1.0
     backoff_cap_s: float = 20.0
+    # After this many failed calls in a row for one player, with no success in between, its
+    # endpoint is taken for down: further calls fail at once (one probe per probe_interval_s
+    # may close it again), so a dead endpoint costs one deadline, not one per wave of sessions.
+    breaker_threshold: int = 20
+    probe_interval_s: float = 30.0
 
     def backoff(self, attempt: int, jitter: random.Random) -> float:
         """Capped exponential backoff with full jitter, for attempt 1, 2, ..."""
         return jitter.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
+
+
+class Breaker:
+    """Consecutive-failure circuit breaker for one player's endpoint."""
+
+    def __init__(self, threshold: int, probe_interval_s: float) -> None:
+        self.threshold, self.probe_interval_s = threshold, probe_interval_s
+        self._lock = threading.Lock()
+        self._failures = 0
+        self._last_error = ""
+        self._next_probe = 0.0
+
+    def admit(self) -> Optional[str]:
+        """None if a call may go out; else why it may not."""
+        with self._lock:
+            if self._failures < self.threshold:
+                return None
+            now = time.monotonic()
+            if now >= self._next_probe:
+                self._next_probe = now + self.probe_interval_s
+                return None
+            return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
+
+    def record(self, ok: bool, error: str = "") -> None:
+        with self._lock:
+            if ok:
+                self._failures = 0
+            else:
+                self._failures += 1
+                self._last_error = error
+
+
+_breakers: dict[int, Breaker] = {}
+_breakers_lock = threading.Lock()
+
+
+def breaker_for(player: object, policy: CallPolicy) -> Breaker:
+    with _breakers_lock:
+        b = _breakers.get(id(player))
+        if b is None:
+            b = _breakers[id(player)] = Breaker(policy.breaker_threshold, policy.probe_interval_s)
+        return b
 
 
 class _Pending:
@@ -110,30 +161,45 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, pending: _Pending) ->
     pending.done.set()
 
 
-def call_all(calls: Sequence[Callable[[], str]], policy: CallPolicy) -> list[Union[str, BaseException]]:
-    """Run the calls concurrently under the process-wide cap; each result is a reply or the error.
+def call_all(
+    calls: Sequence[tuple[object, Callable[[], str]]], policy: CallPolicy
+) -> list[Union[str, BaseException]]:
+    """Run ``(player, call)`` pairs concurrently under the process-wide cap.
 
-    Never raises for a failing call: a timeout comes back as a ``SeatCallError``.
+    Each result is the reply or the error; never raises for a failing call. A call past its
+    deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
     """
     cap = process_cap(policy.max_concurrency)
-    started: list[tuple[_Pending, float]] = []
-    for call in calls:
+    started: list[tuple[Optional[_Pending], float, Breaker, Optional[str]]] = []
+    for player, call in calls:
+        breaker = breaker_for(player, policy)
+        refused = breaker.admit()
+        if refused is not None:
+            started.append((None, 0.0, breaker, refused))
+            continue
         cap.acquire()
         pending = _Pending(cap)
         ctx = contextvars.copy_context()
         thread = threading.Thread(target=ctx.run, args=(_attempts, call, policy, pending), daemon=True)
         thread.start()
-        started.append((pending, time.monotonic() + policy.call_timeout_s))
+        started.append((pending, time.monotonic() + policy.call_timeout_s, breaker, None))
     results: list[Union[str, BaseException]] = []
-    for pending, deadline in started:
+    for pending, deadline, breaker, refused in started:
+        if pending is None:
+            results.append(SeatCallError(refused))
+            continue
         finished = pending.done.wait(max(0.0, deadline - time.monotonic()))
         if not finished:
             # A call we gave up on no longer counts against the cap; its thread only finishes
             # the attempt it is in (it cannot be interrupted) and then stops.
             pending.cancelled.set()
             pending.release_slot()
-            results.append(SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s"))
+            result: Union[str, BaseException] = SeatCallError(
+                f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
         else:
             assert pending.result is not None
-            results.append(pending.result)
+            result = pending.result
+        ok = not isinstance(result, BaseException)
+        breaker.record(ok, "" if ok else f"{type(result).__name__}: {result}")
+        results.append(result)
     return results

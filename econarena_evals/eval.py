@@ -64,6 +64,9 @@ class EconArena(evals.Eval):
         max_concurrency: Optional[int] = None,
         call_timeout_s: float = 120.0,
         max_attempts: int = 4,
+        breaker_threshold: int = 20,
+        backoff_base_s: float = 1.0,
+        backoff_cap_s: float = 20.0,
         **kwargs: Any,
     ):
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
@@ -82,6 +85,9 @@ class EconArena(evals.Eval):
             max_concurrency=resolve_max_concurrency(max_concurrency),
             call_timeout_s=float(call_timeout_s),
             max_attempts=int(max_attempts),
+            breaker_threshold=int(breaker_threshold),
+            backoff_base_s=float(backoff_base_s),
+            backoff_cap_s=float(backoff_cap_s),
         )
         self.player_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
 
@@ -129,7 +135,8 @@ class EconArena(evals.Eval):
             past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
             for seat in range(1, self.cell.seats + 1):
                 prompt = self._prompt(state.session, run, seat, past)
-                calls.append(self._seat_call(state.seat_fns[seat - 1], prompt, self._call_seed(state, run, seat)))
+                fn = state.seat_fns[seat - 1]
+                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat))))
                 keys.append((run, seat))
         replies = dict(zip(keys, call_all(calls, self.policy)))
         for run in wave:

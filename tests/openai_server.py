@@ -7,12 +7,19 @@ endpoint was called. Usage is sent the way today's API sends it, with nested det
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 
 Policy = Callable[[str], str]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # hundreds of seat calls connect at once; the default backlog is 5
 
 
 def is_reasoning_name(model: str) -> bool:
@@ -35,11 +42,27 @@ def nested_usage(prompt_chars: int, completion_chars: int, reasoning_tokens: int
     }
 
 
+@dataclass(frozen=True)
+class Faults:
+    """What share of POSTs go wrong, and how. Draws come from a seeded generator."""
+
+    http_500: float = 0.0
+    http_429: float = 0.0
+    truncated: float = 0.0  # a 200 whose JSON body is cut short
+    slow: float = 0.0  # answered correctly, after slow_s more
+    slow_s: float = 0.3
+    seed: int = 0
+
+
 class OpenAIServer:
-    def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0) -> None:
+    def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
+                 faults: Faults = Faults()) -> None:
         self.policy = policy
         self.models = models
         self.latency_s = latency_s
+        self.faults = faults
+        self._fault_rng = random.Random(faults.seed)
+        self.injected: dict[str, int] = {"500": 0, "429": 0, "truncated": 0, "slow": 0}
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: Optional[ThreadingHTTPServer] = None
@@ -52,8 +75,7 @@ class OpenAIServer:
 
     def start(self) -> "OpenAIServer":
         handler = self._handler_class()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -71,6 +93,17 @@ class OpenAIServer:
         """(path, body) of every request made for ``model``."""
         with self._lock:
             return [(r["path"], r["body"]) for r in self.requests if r["body"].get("model") == model]
+
+    def draw_fault(self) -> Optional[str]:
+        f = self.faults
+        with self._lock:
+            x = self._fault_rng.random()
+            for name, share in (("500", f.http_500), ("429", f.http_429), ("truncated", f.truncated), ("slow", f.slow)):
+                if x < share:
+                    self.injected[name] += 1
+                    return name
+                x -= share
+        return None
 
     def respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Status and JSON body for one POST."""
@@ -109,7 +142,9 @@ class OpenAIServer:
                 pass
 
             def _send(self, status: int, body: dict[str, Any]) -> None:
-                raw = json.dumps(body).encode()
+                self._send_raw(status, json.dumps(body).encode())
+
+            def _send_raw(self, status: int, raw: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
@@ -129,9 +164,18 @@ class OpenAIServer:
                 record = {"path": self.path, "body": body, "t": time.perf_counter()}
                 with server._lock:
                     server.requests.append(record)
-                if server.latency_s:
-                    time.sleep(server.latency_s)
-                self._send(*server.respond(self.path, body))
+                fault = server.draw_fault()
+                delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
+                if delay:
+                    time.sleep(delay)
+                if fault == "500":
+                    self._send(500, {"error": {"message": "injected server error", "type": "server_error"}})
+                elif fault == "429":
+                    self._send(429, {"error": {"message": "injected rate limit", "type": "rate_limit_error"}})
+                else:
+                    status, payload = server.respond(self.path, body)
+                    raw = json.dumps(payload).encode()
+                    self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw)
                 record["done"] = time.perf_counter()
 
         return Handler

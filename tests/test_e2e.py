@@ -119,3 +119,17 @@ def test_registry_path_and_installed_package_together_are_not_duplicates(tmp_pat
     log = read_log(log_path)
     assert log.final_report["eas"] == 0.84
     assert log.spec["run_config"]["eval_spec"]["registry_path"] == str(REGISTRY)
+
+
+def test_one_call_at_a_time_gives_the_same_results_as_concurrent(model_env, tmp_path):
+    """Concurrency changes timing only: the capped run (env var) and the default run agree."""
+    concurrent = oaieval("gpt-4", "beauty_hist", model_env, tmp_path / "a.jsonl", "--max_samples", "2")
+    serial_env = model_env | {"ECONARENA_MAX_CONCURRENCY": "1", "EVALS_THREADS": "1"}
+    serial = oaieval("gpt-4", "beauty_hist", serial_env, tmp_path / "b.jsonl", "--max_samples", "2")
+
+    def runs(log: EvalLog) -> list:
+        return sorted((r["session"], r["run"], json.dumps(r["seats"])) for r in log.runs)
+
+    assert runs(concurrent) == runs(serial)
+    assert {k: v for k, v in concurrent.final_report.items() if not k.startswith("usage")} == {
+        k: v for k, v in serial.final_report.items() if not k.startswith("usage")}
