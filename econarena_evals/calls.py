@@ -1,6 +1,6 @@
 """Seat calls: concurrent, capped, retried with backoff, and bounded by a deadline.
 
-This is the only module that deals with threads. A seat call runs in its own daemon thread, in
+This is the only module that deals with threads. A seat call runs on a reused daemon worker, in
 a copy of the caller's contextvars context, so evals' ``record_sampling`` inside a completion fn
 still finds its sample id. The caller waits at most ``call_timeout_s`` for it: evals' own OpenAI
 completion fns retry forever, and a deadline is the only way to stop waiting for them.
@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import queue
 import random
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Optional, Sequence, Union
 
 DEFAULT_MAX_CONCURRENCY = 256
@@ -126,39 +128,82 @@ def breaker_for(player: object, policy: CallPolicy) -> Breaker:
         return b
 
 
-class _Pending:
-    def __init__(self, cap: threading.BoundedSemaphore) -> None:
-        self.done = threading.Event()
-        self.cancelled = threading.Event()
-        self.result: Union[str, BaseException, None] = None
-        self._cap: Optional[threading.BoundedSemaphore] = cap
+class _Workers:
+    """Daemon worker threads, reused from call to call; a new one starts only when none is idle.
+
+    Daemon, because a call we stopped waiting for may never return (evals' own OpenAI fns retry
+    forever) and must not keep the process alive.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._idle = 0
 
-    def release_slot(self) -> None:
-        """Give the cap slot back once: when the call ends, or when the caller stops waiting."""
+    def submit(self, job: Callable[[], None]) -> None:
         with self._lock:
-            cap, self._cap = self._cap, None
-        if cap is not None:
-            cap.release()
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+        self._jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._work, daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._idle += 1
 
 
-def _attempts(call: Callable[[], str], policy: CallPolicy, pending: _Pending) -> None:
-    jitter = random.Random()
+_workers = _Workers()
+
+
+class _Batch:
+    """The calls of one ``call_all``: results, deadlines and cap slots, under one condition."""
+
+    def __init__(self, n: int, cap: threading.BoundedSemaphore) -> None:
+        self.cond = threading.Condition()
+        self.results: list[Union[str, BaseException, None]] = [None] * n
+        self.done = [False] * n
+        self.cancelled = [False] * n
+        self.holds_slot = [False] * n
+        self.cap = cap
+
+    def release_slot(self, i: int) -> None:
+        """Give call i's cap slot back once: when it ends, or when the caller stops waiting."""
+        with self.cond:
+            held, self.holds_slot[i] = self.holds_slot[i], False
+        if held:
+            self.cap.release()
+
+    def finish(self, i: int, result: Union[str, BaseException]) -> None:
+        with self.cond:
+            self.results[i] = result
+            self.done[i] = True
+            self.cond.notify_all()
+        self.release_slot(i)
+
+
+def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int) -> None:
+    jitter = random.Random(i)  # jitter only spreads retries in time; it never touches results
     attempt = 0
     while True:
         attempt += 1
         try:
-            pending.result = call()
+            result: Union[str, BaseException] = call()
             break
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
-            if attempt >= policy.max_attempts or not is_transient(exc) or pending.cancelled.is_set():
-                pending.result = exc
+            result = exc
+            if attempt >= policy.max_attempts or not is_transient(exc) or batch.cancelled[i]:
                 break
-            if pending.cancelled.wait(policy.backoff(attempt, jitter)):
-                pending.result = exc
+            time.sleep(policy.backoff(attempt, jitter))
+            if batch.cancelled[i]:
                 break
-    pending.release_slot()
-    pending.done.set()
+    batch.finish(i, result)
 
 
 def call_all(
@@ -170,36 +215,41 @@ def call_all(
     deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
     """
     cap = process_cap(policy.max_concurrency)
-    started: list[tuple[Optional[_Pending], float, Breaker, Optional[str]]] = []
-    for player, call in calls:
-        breaker = breaker_for(player, policy)
-        refused = breaker.admit()
+    batch = _Batch(len(calls), cap)
+    deadlines: list[float] = [0.0] * len(calls)
+    breakers = [breaker_for(player, policy) for player, _ in calls]
+    for i, (_, call) in enumerate(calls):
+        refused = breakers[i].admit()
         if refused is not None:
-            started.append((None, 0.0, breaker, refused))
+            batch.results[i], batch.done[i] = SeatCallError(refused), True
             continue
         cap.acquire()
-        pending = _Pending(cap)
-        ctx = contextvars.copy_context()
-        thread = threading.Thread(target=ctx.run, args=(_attempts, call, policy, pending), daemon=True)
-        thread.start()
-        started.append((pending, time.monotonic() + policy.call_timeout_s, breaker, None))
+        batch.holds_slot[i] = True
+        deadlines[i] = time.monotonic() + policy.call_timeout_s
+        _workers.submit(partial(contextvars.copy_context().run, _attempts, call, policy, batch, i))
+    with batch.cond:
+        while not all(batch.done):
+            pending = [deadlines[i] for i, d in enumerate(batch.done) if not d]
+            timeout = min(pending) - time.monotonic()
+            if timeout <= 0:
+                now = time.monotonic()
+                for i, d in enumerate(batch.done):
+                    if not d and deadlines[i] <= now:
+                        # A call we gave up on no longer counts: its worker only finishes the
+                        # attempt it is in (it cannot be interrupted), then stops.
+                        batch.cancelled[i] = batch.done[i] = True
+                        batch.results[i] = SeatCallError(
+                            f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
+                        batch.release_slot(i)
+                continue
+            batch.cond.wait(timeout)
+    for i in range(len(calls)):
+        batch.release_slot(i)
     results: list[Union[str, BaseException]] = []
-    for pending, deadline, breaker, refused in started:
-        if pending is None:
-            results.append(SeatCallError(refused))
-            continue
-        finished = pending.done.wait(max(0.0, deadline - time.monotonic()))
-        if not finished:
-            # A call we gave up on no longer counts against the cap; its thread only finishes
-            # the attempt it is in (it cannot be interrupted) and then stops.
-            pending.cancelled.set()
-            pending.release_slot()
-            result: Union[str, BaseException] = SeatCallError(
-                f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
-        else:
-            assert pending.result is not None
-            result = pending.result
+    for i, result in enumerate(batch.results):
+        assert result is not None
         ok = not isinstance(result, BaseException)
-        breaker.record(ok, "" if ok else f"{type(result).__name__}: {result}")
+        if deadlines[i]:  # calls the breaker refused say nothing new about the endpoint
+            breakers[i].record(ok, "" if ok else f"{type(result).__name__}: {result}")
         results.append(result)
     return results

@@ -35,7 +35,8 @@ def test_chat_fn_calls_the_chat_endpoint_for_any_name(model_env, server, tmp_pat
     # nested usage from the server is flat in the log, so evals adds it to the report
     usage = sampling_events(log)[0]["data"]["usage"]
     assert all(isinstance(v, int) for v in usage.values())
-    assert log.final_report["usage_total_tokens"] == sum(e["data"]["usage"]["total_tokens"] for e in sampling_events(log))
+    recorded = sum(e["data"]["usage"]["total_tokens"] for e in sampling_events(log))
+    assert log.final_report["usage_total_tokens"] == recorded
     assert log.final_report["errored_sessions"] == 0
     assert_rescores(log)
 

@@ -1,0 +1,158 @@
+"""Speed and memory of a session run, measured end to end. Prints figures; asserts nothing.
+
+    python bench/bench.py [--latency 0.2] [--sessions 10] [--threads 10] [--quick]
+
+1. Starts a real OpenAI-compatible HTTP server on 127.0.0.1 that answers every call after
+   ``--latency`` seconds with a deterministic policy.
+2. Runs the real ``oaieval`` on beauty_L and beauty_hist, ``--sessions`` sessions each, at
+   ``EVALS_THREADS=--threads``, twice: one seat call at a time (``max_concurrency=1``) and at the
+   default cap; with ``econarena/chat`` (one shared client) and with evals' own ``gpt-4`` fn.
+3. Prints wall times (the call phase, timed at the server: first request to last response, and
+   the whole oaieval process), the speedup, the critical-path bound and how far from it we are.
+   The bound is one latency per wave of sessions without history (all runs go out at once), and
+   runs x latency per wave with history (each run waits for the one before), a wave being
+   ceil(sessions / EVALS_THREADS) sessions.
+4. Measures the engine's own time per decision (prompt, call plumbing, parse, score, record) with
+   an instant in-process player, and its share of the measured wall time.
+5. Measures peak memory (max RSS) of oaieval for 100 sessions (the test split).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from openai_server import OpenAIServer  # noqa: E402
+from policies import scripted  # noqa: E402
+
+OAIEVAL = str(Path(sys.executable).parent / "oaieval")
+
+
+def child_env(server: OpenAIServer, threads: int, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
+    env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-local", EVALS_THREADS=str(threads),
+               EVALS_SHOW_EVAL_PROGRESS="", PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def oaieval(server: OpenAIServer, fn: str, eval_name: str, sessions: int, threads: int, params: str = "") -> dict:
+    n0 = len(server.requests)
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [OAIEVAL, fn, eval_name, "--registry_path", str(ROOT / "registry"), "--record_path", f"{tmp}/log.jsonl",
+                "--max_samples", str(sessions)]
+        if params:
+            args += ["--extra_eval_params", params]
+        start = time.perf_counter()
+        proc = subprocess.run(args, env=child_env(server, threads), capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(proc.stderr[-3000:])
+    reqs = server.requests[n0:]
+    return {"calls": len(reqs), "phase": max(r["done"] for r in reqs) - min(r["t"] for r in reqs), "wall": wall}
+
+
+def engine_time_per_decision(write_log: bool = False) -> float:
+    """CPU seconds of engine work per seat decision, with a player that answers instantly in-process.
+
+    Everything but the model call: prompts, call plumbing (workers, cap, deadline), parsing,
+    scoring, metrics and events. With ``write_log`` it includes evals' own serialisation of the
+    events to JSONL (evals' cost, not ours); without, events stay in memory.
+    """
+    from evals.api import CompletionResult
+    from evals.base import RunSpec
+    from evals.record import LocalRecorder, RecorderBase
+    from evals.registry import Registry
+
+    from econarena_evals.eval import EconArena
+
+    class Instant:
+        def __call__(self, prompt, **kwargs):
+            class R(CompletionResult):
+                def get_completions(self):
+                    return ['{"understanding": "u", "choice": 1.5, "reason": "r"}']
+            return R()
+
+    registry = Registry()
+    registry.add_registry_paths([ROOT / "registry"])
+    spec = registry.get_eval("econarena.beauty_L.test.v0")
+    os.environ["EVALS_SHOW_EVAL_PROGRESS"] = ""
+    with tempfile.TemporaryDirectory() as tmp:
+        run_spec = RunSpec(completion_fns=["instant"], eval_name=spec.key, base_eval="econarena",
+                           split="beauty_L", run_config={}, created_by="")
+        recorder = LocalRecorder(f"{tmp}/log.jsonl", run_spec) if write_log else RecorderBase(run_spec)
+        ev = EconArena(completion_fns=[Instant()], eval_registry_path=spec.registry_path, name=spec.key, seed=1,
+                       **spec.args)
+        start = time.process_time()
+        report = ev.run(recorder)
+        recorder.flush_events()
+        elapsed = time.process_time() - start
+    assert report["sessions"] == 100
+    return elapsed / (100 * 50)
+
+
+def peak_rss_mb(server: OpenAIServer, threads: int) -> float:
+    """Max RSS of one oaieval child running the 100-session test split of beauty_hist."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [OAIEVAL, "econarena/chat:gpt-4", "econarena.beauty_hist.test.v0", "--registry_path",
+             str(ROOT / "registry"), "--record_path", f"{tmp}/log.jsonl"],
+            env=child_env(server, threads), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_maxrss / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="skip the serial runs of evals' own fn")
+    opts = parser.parse_args()
+    server = OpenAIServer(scripted, models=("gpt-4",), latency_s=opts.latency).start()
+    waves = math.ceil(opts.sessions / opts.threads)
+    print(f"server latency {opts.latency * 1000:.0f} ms, {opts.sessions} sessions a cell, "
+          f"EVALS_THREADS={opts.threads}, {os.cpu_count()} cores; "
+          "wall = call phase timed at the server (whole oaieval process in brackets)")
+    print(f"{'completion fn':<22} {'cell':<12} {'serial s':>16} {'concurrent s':>16} {'speedup':>8} "
+          f"{'bound s':>8} {'x bound':>8}")
+    measured_wall = {}
+    for fn in ("econarena/chat:gpt-4", "gpt-4"):
+        for cell, history_runs in (("beauty_L", 0), ("beauty_hist", 3)):
+            bound = waves * opts.latency * (10 if history_runs else 1)
+            conc = oaieval(server, fn, f"econarena.{cell}", opts.sessions, opts.threads)
+            if opts.quick and fn == "gpt-4":
+                serial = None
+            else:
+                serial = oaieval(server, fn, f"econarena.{cell}", opts.sessions, opts.threads, "max_concurrency=1")
+            assert conc["calls"] == opts.sessions * 50, conc
+            measured_wall[(fn, cell)] = conc["phase"]
+            serial_txt = f"{serial['phase']:.2f} ({serial['wall']:.1f})" if serial else "skipped"
+            speedup = f"{serial['phase'] / conc['phase']:.1f}x" if serial else "-"
+            print(f"{fn:<22} {cell:<12} {serial_txt:>16} {conc['phase']:>7.2f} ({conc['wall']:>5.1f}) "
+                  f"{speedup:>8} {bound:>8.2f} {conc['phase'] / bound:>7.2f}x")
+    engine_time_per_decision()  # warm-up: imports, registry, worker threads
+    per_decision = engine_time_per_decision()
+    with_log = engine_time_per_decision(write_log=True)
+    print(f"\nengine CPU time per decision (instant in-process player, 100 sessions of beauty_L): "
+          f"{per_decision * 1e6:.0f} us; {with_log * 1e6:.0f} us with evals writing the JSONL log")
+    for (fn, cell), wall in measured_wall.items():
+        if fn == "econarena/chat:gpt-4":
+            share = per_decision * opts.sessions * 50 / wall
+            print(f"  share of the measured {cell} wall time with {fn}: {share * 100:.2f} %")
+    print(f"\npeak memory, oaieval with econarena/chat on 100 sessions of beauty_hist: "
+          f"{peak_rss_mb(server, opts.threads):.0f} MB max RSS")
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
