@@ -169,6 +169,7 @@ class _Batch:
         self.cond = threading.Condition()
         self.results: list[Union[str, BaseException, None]] = [None] * n
         self.done = [False] * n
+        self.remaining = n
         self.cancelled = [False] * n
         self.holds_slot = [False] * n
         self.cap = cap
@@ -180,11 +181,19 @@ class _Batch:
         if held:
             self.cap.release()
 
-    def finish(self, i: int, result: Union[str, BaseException]) -> None:
+    def settle(self, i: int, result: Union[str, BaseException]) -> bool:
+        """Record call i's result unless it is settled already; True if this settled it."""
         with self.cond:
-            self.results[i] = result
-            self.done[i] = True
-            self.cond.notify_all()
+            if self.done[i]:
+                return False
+            self.results[i], self.done[i] = result, True
+            self.remaining -= 1
+            if self.remaining == 0:
+                self.cond.notify()
+            return True
+
+    def finish(self, i: int, result: Union[str, BaseException]) -> None:
+        self.settle(i, result)
         self.release_slot(i)
 
 
@@ -221,28 +230,27 @@ def call_all(
     for i, (_, call) in enumerate(calls):
         refused = breakers[i].admit()
         if refused is not None:
-            batch.results[i], batch.done[i] = SeatCallError(refused), True
+            batch.settle(i, SeatCallError(refused))
             continue
         cap.acquire()
         batch.holds_slot[i] = True
         deadlines[i] = time.monotonic() + policy.call_timeout_s
         _workers.submit(partial(contextvars.copy_context().run, _attempts, call, policy, batch, i))
+    # Deadlines grow with i (calls start in order), so the first unsettled call is the next to expire.
+    first = 0
     with batch.cond:
-        while not all(batch.done):
-            pending = [deadlines[i] for i, d in enumerate(batch.done) if not d]
-            timeout = min(pending) - time.monotonic()
-            if timeout <= 0:
-                now = time.monotonic()
-                for i, d in enumerate(batch.done):
-                    if not d and deadlines[i] <= now:
-                        # A call we gave up on no longer counts: its worker only finishes the
-                        # attempt it is in (it cannot be interrupted), then stops.
-                        batch.cancelled[i] = batch.done[i] = True
-                        batch.results[i] = SeatCallError(
-                            f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
-                        batch.release_slot(i)
+        while batch.remaining:
+            while batch.done[first]:
+                first += 1
+            timeout = deadlines[first] - time.monotonic()
+            if timeout > 0:
+                batch.cond.wait(timeout)
                 continue
-            batch.cond.wait(timeout)
+            # A call we gave up on no longer counts: its worker only finishes the attempt it is
+            # in (it cannot be interrupted), then stops.
+            batch.cancelled[first] = True
+            batch.settle(first, SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s"))
+            batch.release_slot(first)
     for i in range(len(calls)):
         batch.release_slot(i)
     results: list[Union[str, BaseException]] = []

@@ -64,6 +64,7 @@ class EconArena(evals.Eval):
         max_concurrency: Optional[int] = None,
         call_timeout_s: float = 120.0,
         max_attempts: int = 4,
+        opponents: Optional[Sequence[str]] = None,
         breaker_threshold: int = 20,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 20.0,
@@ -89,14 +90,16 @@ class EconArena(evals.Eval):
             backoff_base_s=float(backoff_base_s),
             backoff_cap_s=float(backoff_cap_s),
         )
-        self.player_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
+        # Opponent cells fix the other seats in YAML: completion fn names, made in run().
+        self.opponent_names = [str(n) for n in (opponents or [])]
+        self.roster: list[tuple[str, CompletionFn]] = [
+            (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
+        self.player_names = [name for name, _ in self.roster]
 
     # ---- the shell around the pure core ----
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
-        names = list(getattr(recorder.run_spec, "completion_fns", None) or [])
-        if len(names) == len(self.completion_fns):
-            self.player_names = unique_names(names)
+        self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         samples = self.get_samples()
         for sample in samples:  # a bad samples file fails here, before any call is paid for
             Session.from_sample(sample, self.cell)
@@ -105,13 +108,29 @@ class EconArena(evals.Eval):
         unify_usage_keys(recorder)
         return final_report(results, self.player_names)
 
+    def _seat_roster(self, cli_names: list[str]) -> None:
+        """Who can sit: the command line's players in order, then the cell's opponents.
+
+        Players are told apart by name; an opponent listed several times is one player in several
+        seats, and one that shares a name with a command-line player gets a '#2' suffix.
+        """
+        if len(cli_names) != len(self.completion_fns):
+            cli_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
+        distinct_opponents = list(dict.fromkeys(self.opponent_names))
+        names = unique_names(cli_names + distinct_opponents)
+        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
+        opponent_fns = {n: self.registry.make_completion_fn(n) for n in distinct_opponents}
+        self.roster = list(zip(names[: len(cli_names)], self.completion_fns)) + [
+            (opponent_key[n], opponent_fns[n]) for n in self.opponent_names]
+        self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
+
     def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
         session = Session.from_sample(sample, self.cell)
-        seating = seat_players(len(self.completion_fns), self.cell.seats, session.index)
+        seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
             session=session,
-            seat_names=[self.player_names[p] for p in seating],
-            seat_fns=[self.completion_fns[p] for p in seating],
+            seat_names=[self.roster[p][0] for p in seating],
+            seat_fns=[self.roster[p][1] for p in seating],
         )
         try:
             for wave in waves(self.cell.runs, self.cell.history_runs):

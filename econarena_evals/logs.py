@@ -33,7 +33,11 @@ class EvalLog:
 
     @property
     def players(self) -> list[str]:
-        return unique_names([str(p) for p in self.spec.get("completion_fns", [])])
+        """The command line's players (the first is the evaluated one), then any other player that
+        sat in a logged run (a cell's opponents)."""
+        names = unique_names([str(p) for p in self.spec.get("completion_fns", [])])
+        seated = (s["player"] for r in self.runs for s in r.get("seats", []))
+        return list(dict.fromkeys(names + list(seated)))
 
     @property
     def is_econarena(self) -> bool:

@@ -2,9 +2,11 @@
 
     python -m econarena_evals.make_samples [--registry registry] [--check]
 
-Each ``econarena.<cell>.<split>.v0`` entry gets ``SESSIONS[split]`` sessions drawn with
-``random.Random(f"{SEED}:{cell}:{split}")``: the files are reproducible byte for byte, and
-``--check`` verifies that the files on disk are exactly what this script makes.
+Each samples file ``<name>_<split>.jsonl`` named by an ``econarena.<cell>.<split>.v0`` entry gets
+``SESSIONS[split]`` sessions drawn with ``random.Random(f"{SEED}:{name}:{split}")``: the files are
+reproducible byte for byte, and ``--check`` verifies that the files on disk are exactly what this
+script makes. Cells may share a file (opponent cells reuse their base cell's sessions) only if
+they agree on every parameter the draw uses.
 """
 from __future__ import annotations
 
@@ -40,9 +42,30 @@ def cell_specs(registry: Path) -> dict[tuple[str, str], dict]:
     return specs
 
 
-def render(cell: str, split: str, args: dict) -> str:
+DRAW_FIELDS = ("game", "runs", "seats", "c_bar_min", "c_bar_max", "value_mean", "value_sd", "value_min",
+               "value_max")
+
+
+def samples_files(registry: Path) -> dict[str, tuple[str, dict]]:
+    """samples_jsonl -> (split, args), checking that cells sharing a file agree on the draw."""
+    files: dict[str, tuple[str, dict]] = {}
+    for (cell, split), args in sorted(cell_specs(registry).items()):
+        path = args["samples_jsonl"]
+        if path in files:
+            other = CellConfig.from_args(files[path][1])
+            mine = CellConfig.from_args(args)
+            diff = [f for f in DRAW_FIELDS if getattr(other, f) != getattr(mine, f)]
+            if diff:
+                raise SystemExit(f"{cell}.{split} shares {path} but differs in {diff}")
+            continue
+        files[path] = (split, args)
+    return files
+
+
+def render(path: str, split: str, args: dict) -> str:
     config = CellConfig.from_args(args)
-    rng = random.Random(f"{SEED}:{cell}:{split}")
+    name = Path(path).name[: -len(f"_{split}.jsonl")]
+    rng = random.Random(f"{SEED}:{name}:{split}")
     lines = [json.dumps(draw_session(rng, i, config).to_sample()) for i in range(SESSIONS[split])]
     return "\n".join(lines) + "\n"
 
@@ -53,9 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a file differs from what would be written")
     opts = parser.parse_args(argv)
     stale = []
-    for (cell, split), args in sorted(cell_specs(opts.registry).items()):
-        path = opts.registry / "data" / args["samples_jsonl"]
-        text = render(cell, split, args)
+    for samples, (split, args) in samples_files(opts.registry).items():
+        path = opts.registry / "data" / samples
+        text = render(samples, split, args)
         if opts.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path))
