@@ -9,6 +9,7 @@ econarena.beauty_hist.test.v0 against Nagel's four-period session (39.7, 28.6, 2
 """
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -29,7 +30,7 @@ def play(cell: str, tmp: str):
     log = Path(tmp) / f"{cell}.jsonl"
     subprocess.run([str(Path(sys.executable).parent / "oaieval"), "econarena/human", f"econarena.{cell}.test.v0",
                     "--registry_path", str(ROOT / "registry"), "--record_path", str(log)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return read_log(log)
 
 

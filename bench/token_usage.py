@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def main() -> int:
             log_path = Path(tmp) / f"{cell}.jsonl"
             subprocess.run([str(oaieval), opts.player, f"econarena.{cell}", "--registry_path", str(ROOT / "registry"),
                             "--record_path", str(log_path), "--max_samples", str(opts.sessions)],
-                           check=True, capture_output=True)
+                           check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
             per_session: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
             reply_chars = []
