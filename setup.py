@@ -71,10 +71,12 @@ setup(
     extras_require={
         "evals": ["evals==3.0.1.post1"],
         "test": ["pytest>=7", "hypothesis>=6"],
+        "report": ["matplotlib>=3.5"],
     },
     entry_points={
         "console_scripts": [
             "econarena-summary=econarena_evals.summary:main",
+            "econarena-report=econarena_evals.report:main",
         ]
     },
 )

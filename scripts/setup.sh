@@ -15,4 +15,4 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 "${PIP[@]}" install -c constraints.txt --no-deps "evals==3.0.1.post1"
 # setuptools reuses build/ between installs; a stale one can ship deleted modules.
 rm -rf build ./*.egg-info
-"${PIP[@]}" install -c constraints.txt ".[test]"
+"${PIP[@]}" install -c constraints.txt ".[test,report]"

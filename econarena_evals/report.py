@@ -1,0 +1,374 @@
+"""``econarena-report LOG_OR_DIR... --out DIR``: leaderboards and plots from evals logs.
+
+Reads any number of evals JSONL logs (models x cells, self-play and arena), keeps the EconArena
+ones, and writes ``report.md``, ``report.json``, ``convergence_<cell>.png`` and
+``first_run_<cell>.png``. A log that is partial, holds errored sessions or comes from another eval
+is reported as such (which file, and why), never a crash.
+
+Where several logs hold the same condition (same players, same eval), the newest is used and the
+others are listed as superseded, so a rerun does not count twice.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .logs import EvalLog, find_logs, read_log
+from .metrics import COMPONENTS, METRICS, distance_to_ne
+from .outcome import outcome_from_event
+
+# Nagel (1995), the p = 2/3 session over four periods: mean choices of [0, 100] (REFERENCE.md).
+NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
+NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 1995
+HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
+
+
+@dataclass
+class Condition:
+    """One player in one column of the leaderboard: a cell, self-play or with others at the table."""
+
+    player: str
+    column: str  # cell, or "cell (arena)" when the log seated several players
+    cell: str
+    log: Path
+    sessions: list[dict[str, Optional[float]]] = field(default_factory=list)  # per finished session
+    errored: int = 0
+    seats: int = 0
+    rule_breaks: int = 0
+    tokens: Optional[float] = None  # mean total tokens per session, from evals' usage totals
+
+
+def column_of(log: EvalLog) -> str:
+    seated = {s["player"] for r in log.runs for s in r["seats"]}
+    return log.cell if len(seated) <= 1 else f"{log.cell} (arena)"
+
+
+def bootstrap_ci(values: Sequence[float], rng: random.Random) -> tuple[float, float]:
+    """95 % percentile interval of the mean, resampling sessions."""
+    if len(values) < 2:
+        return (values[0], values[0]) if values else (math.nan, math.nan)
+    n = len(values)
+    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
+    return means[int(0.025 * BOOTSTRAP_RESAMPLES)], means[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
+
+
+def stratified_ci(groups: Sequence[Sequence[float]], rng: random.Random) -> tuple[float, float]:
+    """95 % interval of the mean of group means, resampling sessions within each group."""
+    groups = [g for g in groups if g]
+    if not groups:
+        return (math.nan, math.nan)
+    stats = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        stats.append(math.fsum(math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups) / len(groups))
+    stats.sort()
+    return stats[int(0.025 * BOOTSTRAP_RESAMPLES)], stats[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
+
+
+def conditions_of(log: EvalLog) -> list[Condition]:
+    column = column_of(log)
+    out = []
+    report = log.final_report or {}
+    for i, player in enumerate(log.players):
+        cond = Condition(player=player, column=column, cell=log.cell, log=log.path)
+        for s in log.sessions:
+            if s.get("errored"):
+                cond.errored += 1 if i == 0 else 0
+                continue
+            keys = {m: (m if i == 0 else f"{m}/{player}") for m in METRICS}
+            if s.get(keys["eas"]) is not None:
+                cond.sessions.append({m: s.get(k) for m, k in keys.items()})
+        for r in log.runs:
+            for seat in r["seats"]:
+                if seat["player"] == player:
+                    cond.seats += 1
+                    cond.rule_breaks += not seat["valid"]
+        total = report.get("usage_total_tokens")
+        if i == 0 and isinstance(total, (int, float)) and log.sessions:
+            cond.tokens = total / len(log.sessions)
+        if cond.seats or i == 0:  # the evaluated player is reported even when every session errored
+            out.append(cond)
+    return out
+
+
+def convergence_series(log: EvalLog, player: str) -> list[float]:
+    """Mean distance to equilibrium by run index, over the player's seats in finished sessions."""
+    finished = {s["session"] for s in log.sessions if not s.get("errored")}
+    by_run: dict[int, list[float]] = defaultdict(list)
+    for r in log.runs:
+        if r["session"] not in finished:
+            continue
+        outcome = outcome_from_event(r)
+        for seat in outcome.seats:
+            if seat.player == player:
+                by_run[r["run"]].append(distance_to_ne(seat, outcome.scale))
+    return [math.fsum(by_run[i]) / len(by_run[i]) for i in sorted(by_run)]
+
+
+def first_run_shares(log: EvalLog, player: str) -> list[float]:
+    """First-run actions as a fraction of c_bar (beauty) or of the seat's value (auction); valid ones."""
+    shares = []
+    for r in log.runs:
+        if r["run"] != 0:
+            continue
+        for seat in r["seats"]:
+            if seat["player"] != player or not seat["valid"]:
+                continue
+            if r["game"] == "beauty":
+                shares.append(seat["action"] / r["c_bar"])
+            elif seat["ne_action"] > 0:
+                shares.append(seat["action"] / seat["ne_action"])
+    return shares
+
+
+def human_first_run_model(game: str, n: int = 20000) -> list[float]:
+    """Draws from econarena/human's first-run model (calibrated to Nagel 1995), as shares."""
+    from .players import HUMAN_FIRST_RUN, HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD, HUMAN_TRUTHFUL_SHARE, _weighted
+
+    rng = random.Random(BOOTSTRAP_SEED)
+    out = []
+    for _ in range(n):
+        if game == "auction":
+            truthful = rng.random() < HUMAN_TRUTHFUL_SHARE
+            out.append(1.0 if truthful else 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD))
+            continue
+        _, centre, sd = _weighted(rng, HUMAN_FIRST_RUN)
+        out.append(rng.random() if centre is None else min(1.0, max(0.0, rng.gauss(centre, sd))))
+    return out
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - matplotlib is in the report extra
+        raise SystemExit("econarena-report needs matplotlib: pip install 'econarena-evals[report]'") from exc
+    return plt
+
+
+def plot_convergence(cell: str, game: str, series: dict[str, list[float]], path: Path) -> list[str]:
+    """One line per player (mean d by run) and, for a beauty contest, Nagel's human series."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    for player, ys in sorted(series.items()):
+        ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
+    if game == "beauty":
+        ax.plot(range(1, len(NAGEL_PERIOD_MEANS) + 1), [m / 100 for m in NAGEL_PERIOD_MEANS], linestyle="--",
+                marker="s", color=HUMAN_COLOUR, linewidth=2, label="humans, Nagel (1995)")
+    ax.set_xlabel("run")
+    ax.set_ylabel("mean distance to equilibrium d" + (" (= choice / c)" if game == "beauty" else " (|bid - v| / A)"))
+    ax.set_title(f"Convergence to equilibrium, {cell}")
+    ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    labels = [line.get_label() for line in ax.get_lines()]
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return labels
+
+
+def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
+    """The empirical distribution function of ``xs`` as step coordinates."""
+    xs = sorted(xs)
+    n = len(xs)
+    return [0.0] + xs, [0.0] + [(i + 1) / n for i in range(n)]
+
+
+def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: Path) -> list[str]:
+    """Cumulative distribution of first-run choices, one line per player, and the human one.
+
+    A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
+    histogram, while CDFs of point masses, uniforms and mixtures read side by side.
+    """
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    top = 1.0 if game == "beauty" else 1.6
+    for player, xs in sorted(shares.items()):
+        if xs:
+            ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
+    human_label = "humans, calibrated to Nagel (1995)" if game == "beauty" else "humans (model: overbidding)"
+    ax.plot(*ecdf(human_first_run_model(game)), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
+            drawstyle="steps-post", label=human_label)
+    if game == "beauty":
+        ax.axvline(NAGEL_FIRST_MEDIAN / 100, color="grey", linestyle=":", linewidth=1)
+        ax.text(NAGEL_FIRST_MEDIAN / 100, 0.02, " Nagel median", color="grey", fontsize=8)
+    ax.set_xlabel("first-run choice / c" if game == "beauty" else "first-run bid / value")
+    ax.set_ylabel("share of first-run choices at or below x")
+    ax.set_title(f"First-run choices, {cell}")
+    ax.set_xlim(-0.01, top)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return labels
+
+
+def label(cond: Condition) -> str:
+    return cond.player if cond.column == cond.cell else f"{cond.player} ({cond.column.split(' ', 1)[1][1:-1]})"
+
+
+def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    if ci is None or any(math.isnan(c) for c in ci):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def select_logs(paths: Sequence[Path]) -> tuple[list[EvalLog], list[dict[str, str]]]:
+    """The logs to report, and a note on every file read: used, partial, superseded or skipped."""
+    notes: list[dict[str, str]] = []
+    usable: list[EvalLog] = []
+    for path in find_logs(paths):
+        log = read_log(path)
+        if not log.spec:
+            notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
+            continue
+        if not log.is_econarena:
+            notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
+            continue
+        if not log.sessions:
+            notes.append({"file": str(path), "status": "skipped", "why": "no finished or errored session in the log"})
+            continue
+        usable.append(log)
+    newest: dict[tuple, EvalLog] = {}
+    for log in sorted(usable, key=lambda lg: str(lg.spec.get("created_at", ""))):
+        key = (tuple(log.players), log.eval_name)
+        if key in newest:
+            old = newest[key]
+            notes.append({"file": str(old.path), "status": "superseded",
+                          "why": f"a newer log of the same condition: {log.path}"})
+        newest[key] = log
+    for log in newest.values():
+        why = []
+        if log.final_report is None:
+            why.append("partial: no final report (the run did not finish); its finished sessions are used")
+        errored = sum(1 for s in log.sessions if s.get("errored"))
+        if errored:
+            why.append(f"{errored} errored session(s), left out of the means")
+        why += [p for p in log.problems if "final report" not in p]
+        notes.append({"file": str(log.path), "status": "partial" if log.final_report is None else "used",
+                      "why": "; ".join(why)})
+    return list(newest.values()), notes
+
+
+def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    logs, notes = select_logs(paths)
+    rng = random.Random(BOOTSTRAP_SEED)
+    conditions = [c for log in logs for c in conditions_of(log)]
+    players = sorted({c.player for c in conditions})
+    columns = sorted({c.column for c in conditions})
+    by_key = {(c.player, c.column): c for c in conditions}
+
+    result: dict[str, Any] = {"inputs": notes, "conditions": [], "overall": {}, "plots": {}}
+    for c in conditions:
+        metrics = {}
+        for m in METRICS:
+            values = [s[m] for s in c.sessions if s[m] is not None]
+            metrics[m] = {"mean": round(math.fsum(values) / len(values), 12) if values else None,
+                          "ci95": list(bootstrap_ci(values, rng)) if values else None}
+        result["conditions"].append({
+            "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log),
+            "sessions": len(c.sessions), "errored_sessions": c.errored,
+            "rule_break_rate": c.rule_breaks / c.seats if c.seats else None,
+            "tokens_per_session": c.tokens, "metrics": metrics,
+        })
+    cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
+    for p in players:
+        groups = [[s["eas"] for s in by_key[(p, col)].sessions] for col in columns if (p, col) in by_key]
+        means = [math.fsum(g) / len(g) for g in groups if g]
+        result["overall"][p] = {"eas": math.fsum(means) / len(means) if means else None,
+                                "ci95": list(stratified_ci(groups, rng)) if means else None,
+                                "columns": len(means)}
+
+    lines = ["# EconArena report", "",
+             f"{len(logs)} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
+             "finished sessions with a 95 % bootstrap interval over sessions "
+             f"({BOOTSTRAP_RESAMPLES} resamples); *overall* is the mean of a player's column means, its interval "
+             "from resampling sessions within each column. A column is a cell, marked *(arena)* when the log "
+             "seated several players.", ""]
+
+    def table(metric: str) -> list[str]:
+        head = ["player"] + columns + (["overall"] if metric == "eas" else [])
+        rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for p in players:
+            cells = []
+            for col in columns:
+                d = cond_json.get((p, col))
+                m = d["metrics"][metric] if d else None
+                cells.append(_fmt(m["mean"], tuple(m["ci95"] or (math.nan, math.nan))) if m else "")
+            if metric == "eas":
+                o = result["overall"][p]
+                cells.append(_fmt(o["eas"], tuple(o["ci95"]) if o["ci95"] else None))
+            rows.append("| " + " | ".join([p] + cells) + " |")
+        return rows
+
+    lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
+    for m in COMPONENTS:
+        lines += [f"## {m}", ""] + table(m) + [""]
+    lines += ["## Rule breaks, errors and tokens", "",
+              "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
+              "|---|---|---|---|---|---|"]
+    for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
+        tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
+        rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
+        cols = [d["player"], d["column"], str(d["sessions"]), str(d["errored_sessions"]), rate, tokens]
+        lines.append("| " + " | ".join(cols) + " |")
+
+    lines += ["", "## Plots", ""]
+    for cell in sorted({c.cell for c in conditions}):
+        cell_logs = [lg for lg in logs if lg.cell == cell]
+        game = cell_logs[0].runs[0]["game"] if cell_logs and cell_logs[0].runs else "beauty"
+        series, shares = {}, {}
+        for c in (c for c in conditions if c.cell == cell):
+            log = next(lg for lg in cell_logs if lg.path == c.log)
+            series[label(c)] = convergence_series(log, c.player)
+            shares[label(c)] = first_run_shares(log, c.player)
+        for name, plot, data in ((f"convergence_{cell}.png", plot_convergence, series),
+                                 (f"first_run_{cell}.png", plot_first_run, shares)):
+            result["plots"][name] = {"lines": plot(cell, game, data, out / name)}
+            lines.append(f"![{name}]({name})")
+        lines.append("")
+
+    lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
+    lines += [f"| {n['file']} | {n['status']} | {n['why'] or ''} |" for n in notes]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(result, indent=2, allow_nan=False, default=_nan_to_none),
+                                     encoding="utf-8")
+    return result
+
+
+def _nan_to_none(x: Any) -> Any:
+    return None
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Leaderboards and plots from EconArena eval logs.")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="LOG_OR_DIR")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    opts = parser.parse_args(argv)
+    result = build(opts.paths, opts.out)
+    for n in result["inputs"]:
+        if n["status"] != "used" or n["why"]:
+            print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
+    print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'} and {len(result['plots'])} plots")
+    return 0 if result["conditions"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

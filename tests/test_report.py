@@ -1,0 +1,148 @@
+"""econarena-report on logs made by the real oaieval / oaievalset, checked against those logs."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REGISTRY, base_env, cli, run_cli
+
+from econarena_evals.logs import read_log
+
+# matplotlib's default colour cycle, in order; the human reference line is black
+CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+HUMAN = "#7f007f"  # the human reference line (econarena_evals.report.HUMAN_COLOUR)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("logs")
+    env = base_env()
+    for player in ("econarena/random", "econarena/nash"):
+        for cell in ("beauty_hist", "auction_L"):
+            run_cli([cli("oaieval"), player, f"econarena.{cell}", "--registry_path", str(REGISTRY),
+                     "--record_path", str(d / f"{player.split('/')[1]}_{cell}.jsonl"), "--max_samples", "6"], env)
+    run_cli([cli("oaieval"), "econarena/level1,econarena/human", "econarena.beauty_hist", "--registry_path",
+             str(REGISTRY), "--record_path", str(d / "arena.jsonl"), "--max_samples", "5"], env)
+    # every session errors: evals' gpt-4 fn with no API key
+    run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "errored.jsonl"), "--max_samples", "2"], env)
+    # a run cut short: a log up to its third finished session, with no final report
+    full = d / "level2_full.jsonl"
+    run_cli([cli("oaieval"), "econarena/level2", "econarena.beauty_hist", "--registry_path", str(REGISTRY),
+             "--record_path", str(full), "--max_samples", "6"], env)
+    kept, sessions = [], 0
+    for line in full.read_text().splitlines():
+        if sessions == 3:
+            break
+        if "final_report" not in line:
+            kept.append(line)
+        sessions += '"type": "econarena_session"' in line
+    full.unlink()
+    (d / "sub").mkdir()
+    (d / "sub" / "partial.jsonl").write_text("\n".join(kept) + "\n")
+    (d / "other_eval.jsonl").write_text(json.dumps({"spec": {"eval_name": "match_test.dev.v0",
+                                                             "completion_fns": ["x"]}}) + "\n")
+    (d / "garbage.jsonl").write_text("not json at all\n{\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def report(logs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    proc = run_cli([cli("econarena-report"), str(logs), "--out", str(out)], base_env())
+    return out, json.loads((out / "report.json").read_text()), proc.stderr
+
+
+def test_every_file_is_accounted_for(logs, report):
+    _, data, stderr = report
+    status = {Path(n["file"]).name: (n["status"], n["why"]) for n in data["inputs"]}
+    assert status["garbage.jsonl"][0] == "skipped" and "not JSON" in status["garbage.jsonl"][1]
+    assert status["other_eval.jsonl"] == ("skipped", "not an EconArena eval (match_test.dev.v0)")
+    assert status["partial.jsonl"][0] == "partial" and "no final report" in status["partial.jsonl"][1]
+    assert status["errored.jsonl"][0] == "used" and "2 errored session(s)" in status["errored.jsonl"][1]
+    for name in ("garbage.jsonl", "other_eval.jsonl", "partial.jsonl", "errored.jsonl"):
+        assert name in stderr
+
+
+def test_numbers_match_each_logs_final_report(logs, report):
+    _, data, _ = report
+    checked = 0
+    for cond in data["conditions"]:
+        log = read_log(Path(cond["log"]))
+        if log.final_report is None:
+            continue
+        i = log.players.index(cond["player"])
+        for metric, figure in cond["metrics"].items():
+            expected = log.final_report[metric if i == 0 else f"{metric}/{cond['player']}"]
+            if expected is None:
+                assert figure["mean"] is None
+            else:
+                assert figure["mean"] == pytest.approx(expected, abs=1e-9)
+                lo, hi = figure["ci95"]
+                assert lo - 1e-9 <= figure["mean"] <= hi + 1e-9
+                checked += 1
+        assert cond["errored_sessions"] == (log.final_report["errored_sessions"] if i == 0 else 0)
+    assert checked == 6 * 6  # six finished conditions, six metrics: 4 self-play + 2 arena players
+    eas = {(c["player"], c["column"]): c["metrics"]["eas"]["mean"] for c in data["conditions"]}
+    assert eas[("econarena/nash", "auction_L")] == 0.84
+    overall = data["overall"]["econarena/nash"]
+    assert overall["eas"] == pytest.approx(0.84) and overall["columns"] == 2
+
+
+def test_markdown_has_the_leaderboard_component_tables_and_error_table(report):
+    out, data, _ = report
+    md = (out / "report.md").read_text()
+    for heading in ["## Leaderboard: EconArena Score (EAS)", "## rationality", "## ne_proximity", "## win_rate",
+                    "## rule_following", "## convergence", "## Rule breaks, errors and tokens", "## Inputs"]:
+        assert heading in md
+    assert "| econarena/nash | 0.840 [0.840, 0.840] | 0.840 [0.840, 0.840] |" in md.replace(" |  |", " |")
+    assert "beauty_hist (arena)" in md
+    assert "| gpt-4 | beauty_L | 0 | 2 |" in md
+
+
+def colour_pixels(png: Path, hex_colour: str) -> int:
+    from matplotlib.image import imread
+
+    img = imread(png)[:, :, :3]
+    rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    close = (abs(img - rgb) < 0.02).all(axis=2)
+    return int(close.sum())
+
+
+@pytest.mark.parametrize("name,players,human", [
+    ("convergence_beauty_hist.png", 5, True),  # nash, random, level2 (partial), the arena's two players
+    ("first_run_beauty_hist.png", 5, True),
+    ("convergence_auction_L.png", 2, False),
+    ("first_run_auction_L.png", 2, True),
+])
+def test_plots_are_real_images_with_one_line_per_player(report, name, players, human):
+    out, data, _ = report
+    png = out / name
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    labels = data["plots"][name]["lines"]
+    assert len(labels) == players + human
+    # the picture itself: each player's colour is drawn, and no colour beyond them
+    for colour in CYCLE[:players]:
+        assert colour_pixels(png, colour) > 100, (name, colour)
+    assert colour_pixels(png, CYCLE[players]) == 0
+    assert (colour_pixels(png, HUMAN) > 100) == human
+
+
+def test_report_of_nothing_usable_says_so(tmp_path):
+    (tmp_path / "x.jsonl").write_text("nope\n")
+    proc = run_cli_fail([cli("econarena-report"), str(tmp_path), "--out", str(tmp_path / "out")])
+    assert proc.returncode == 1 and "x.jsonl" in proc.stderr
+
+
+def run_cli_fail(args):
+    return subprocess.run(args, env=base_env(), capture_output=True, text=True, timeout=120)
+
+
+def test_readme_plot_is_current():
+    """The README shows one rendered plot; it must exist in the repository."""
+    readme = (REGISTRY.parent / "README.md").read_text()
+    assert "docs/convergence_beauty_hist.png" in readme
+    assert (REGISTRY.parent / "docs" / "convergence_beauty_hist.png").read_bytes()[:4] == b"\x89PNG"
+
