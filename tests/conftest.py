@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import pytest
+from hypothesis import settings
+
+# Property tests check invariants, not speed: a slow CI machine must not turn them into failures.
+settings.register_profile("econarena", deadline=None, print_blob=True)
+settings.load_profile("econarena")
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ROOT / "registry"
