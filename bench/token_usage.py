@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from econarena_evals.logs import read_log  # noqa: E402
 
-CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
+CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H", "auction_hist")
 
 def chat_tokens(encoding, messages) -> int:
     return 3 + sum(3 + len(encoding.encode(m["content"])) for m in messages)
