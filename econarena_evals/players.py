@@ -159,13 +159,25 @@ HUMAN_TRUTHFUL_SHARE = 1 / 3
 HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD = 0.10, 0.10
 
 
-def _weighted(rng: random.Random, table: tuple) -> tuple:
+def weighted_choice(rng: random.Random, table: tuple) -> tuple:
     x = rng.random()
     for row in table:
         if x < row[0]:
             return row
         x -= row[0]
     return table[-1]
+
+
+def human_first_run_share(game: str, rng: random.Random) -> float:
+    """One first-run draw of the human model: a fraction of c_bar (beauty) or of the value (auction)."""
+    if game == "auction":
+        if rng.random() < HUMAN_TRUTHFUL_SHARE:
+            return 1.0
+        return 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD)
+    _, centre, sd = weighted_choice(rng, HUMAN_FIRST_RUN)
+    if centre is None:
+        return rng.random()
+    return min(1.0, max(0.0, rng.gauss(centre, sd)))
 
 
 class HumanPlayer(BuiltinPlayer):
@@ -179,16 +191,11 @@ class HumanPlayer(BuiltinPlayer):
         upper = facts.upper
         if facts.game == "auction":
             assert facts.value is not None
-            if rng.random() < HUMAN_TRUTHFUL_SHARE:
-                return facts.value, "I bid what the item is worth to me."
-            factor = 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD)
-            return min(upper, max(0.0, factor * facts.value)), "I bid a little more to be sure to win."
+            bid = min(upper, max(0.0, human_first_run_share("auction", rng) * facts.value))
+            return bid, "I bid about what the item is worth to me, a little more to be sure to win."
         anchor = last_average(facts)
         if anchor is not None:
-            _, factor = _weighted(rng, HUMAN_WITH_HISTORY)
+            _, factor = weighted_choice(rng, HUMAN_WITH_HISTORY)
             choice = anchor * factor * (1 + rng.gauss(0, HUMAN_NOISE))
             return min(upper, max(0.0, choice)), "Last run's average, adjusted for what others will do."
-        _, centre, sd = _weighted(rng, HUMAN_FIRST_RUN)
-        if centre is None:
-            return rng.uniform(0.0, upper), "A number that feels right."
-        return min(upper, max(0.0, upper * rng.gauss(centre, sd))), "Two thirds of what I expect the others to say."
+        return upper * human_first_run_share("beauty", rng), "What I expect the others to say, and a bit less."

@@ -131,18 +131,10 @@ def first_run_shares(log: EvalLog, player: str) -> list[float]:
 
 def human_first_run_model(game: str, n: int = 20000) -> list[float]:
     """Draws from econarena/human's first-run model (calibrated to Nagel 1995), as shares."""
-    from .players import HUMAN_FIRST_RUN, HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD, HUMAN_TRUTHFUL_SHARE, _weighted
+    from .players import human_first_run_share
 
     rng = random.Random(BOOTSTRAP_SEED)
-    out = []
-    for _ in range(n):
-        if game == "auction":
-            truthful = rng.random() < HUMAN_TRUTHFUL_SHARE
-            out.append(1.0 if truthful else 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD))
-            continue
-        _, centre, sd = _weighted(rng, HUMAN_FIRST_RUN)
-        out.append(rng.random() if centre is None else min(1.0, max(0.0, rng.gauss(centre, sd))))
-    return out
+    return [human_first_run_share(game, rng) for _ in range(n)]
 
 
 def _plt():
@@ -348,13 +340,19 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
     lines += [f"| {n['file']} | {n['status']} | {n['why'] or ''} |" for n in notes]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out / "report.json").write_text(json.dumps(result, indent=2, allow_nan=False, default=_nan_to_none),
-                                     encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(_json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     return result
 
 
-def _nan_to_none(x: Any) -> Any:
-    return None
+def _json_safe(x: Any) -> Any:
+    """NaN and infinity are not JSON: they become null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    return x
 
 
 def main(argv: Optional[list[str]] = None) -> int:
