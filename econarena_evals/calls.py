@@ -87,7 +87,12 @@ class CallPolicy:
 
 
 class Breaker:
-    """Consecutive-failure circuit breaker for one player's endpoint."""
+    """Consecutive-failure circuit breaker for one player's endpoint.
+
+    When it opens, the calls of that player still waiting (admitted just before) are failed at
+    once too, and the first probe waits ``probe_interval_s``: otherwise sessions starting while the
+    first failures come in would each wait out a full deadline on a dead endpoint.
+    """
 
     def __init__(self, threshold: int, probe_interval_s: float) -> None:
         self.threshold, self.probe_interval_s = threshold, probe_interval_s
@@ -95,37 +100,55 @@ class Breaker:
         self._failures = 0
         self._last_error = ""
         self._next_probe = 0.0
+        self._waiting: set[tuple["_Batch", int]] = set()
 
-    def admit(self) -> Optional[str]:
-        """None if a call may go out; else why it may not."""
+    def _why(self) -> str:
+        return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
+
+    def admit(self, batch: "_Batch", i: int) -> Optional[str]:
+        """None if call i of the batch may go out (it is then tracked); else why it may not."""
         with self._lock:
-            if self._failures < self.threshold:
-                return None
-            now = time.monotonic()
-            if now >= self._next_probe:
+            if self._failures >= self.threshold:
+                now = time.monotonic()
+                if now < self._next_probe:
+                    return self._why()
                 self._next_probe = now + self.probe_interval_s
-                return None
-            return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
+            self._waiting.add((batch, i))
+            return None
 
-    def record(self, ok: bool, error: str = "") -> None:
+    def record(self, batch: "_Batch", i: int, ok: bool, error: str = "") -> None:
         with self._lock:
+            if (batch, i) not in self._waiting:
+                return  # already failed by the breaker opening
+            self._waiting.discard((batch, i))
             if ok:
                 self._failures = 0
-            else:
-                self._failures += 1
-                self._last_error = error
+                return
+            self._failures += 1
+            self._last_error = error
+            if self._failures != self.threshold:
+                return
+            self._next_probe = time.monotonic() + self.probe_interval_s
+            stranded, self._waiting = self._waiting, set()
+            why = self._why()
+        for other, j in stranded:
+            other.cancelled[j] = True
+            other.settle(j, SeatCallError(why))
+            other.release_slot(j)
 
 
-_breakers: dict[int, Breaker] = {}
+# id(player) -> (player, breaker). The player is kept alive so that its id cannot be reused by a
+# new object that would inherit a stale breaker; players are few and live as long as the process.
+_breakers: dict[int, tuple[object, Breaker]] = {}
 _breakers_lock = threading.Lock()
 
 
 def breaker_for(player: object, policy: CallPolicy) -> Breaker:
     with _breakers_lock:
-        b = _breakers.get(id(player))
-        if b is None:
-            b = _breakers[id(player)] = Breaker(policy.breaker_threshold, policy.probe_interval_s)
-        return b
+        entry = _breakers.get(id(player))
+        if entry is None:
+            entry = _breakers[id(player)] = (player, Breaker(policy.breaker_threshold, policy.probe_interval_s))
+        return entry[1]
 
 
 class _Workers:
@@ -165,7 +188,8 @@ _workers = _Workers()
 class _Batch:
     """The calls of one ``call_all``: results, deadlines and cap slots, under one condition."""
 
-    def __init__(self, n: int, cap: threading.BoundedSemaphore) -> None:
+    def __init__(self, n: int, cap: threading.BoundedSemaphore, breakers: Sequence[Breaker]) -> None:
+        self.breakers = breakers
         self.cond = threading.Condition()
         self.results: list[Union[str, BaseException, None]] = [None] * n
         self.done = [False] * n
@@ -193,8 +217,13 @@ class _Batch:
             return True
 
     def finish(self, i: int, result: Union[str, BaseException]) -> None:
-        self.settle(i, result)
+        """Call i ended by itself: settle it, free its slot, and tell its player's breaker."""
+        settled = self.settle(i, result)
         self.release_slot(i)
+        if settled:
+            ok = not isinstance(result, BaseException)
+            self.breakers[i].record(self, i, ok, "" if ok else f"{type(result).__name__}: {result}")
+
 
 
 def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int) -> None:
@@ -224,40 +253,39 @@ def call_all(
     deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
     """
     cap = process_cap(policy.max_concurrency)
-    batch = _Batch(len(calls), cap)
-    deadlines: list[float] = [0.0] * len(calls)
     breakers = [breaker_for(player, policy) for player, _ in calls]
+    batch = _Batch(len(calls), cap, breakers)
+    deadlines: list[float] = [0.0] * len(calls)
     for i, (_, call) in enumerate(calls):
-        refused = breakers[i].admit()
+        cap.acquire()
+        refused = breakers[i].admit(batch, i)
         if refused is not None:
+            cap.release()
             batch.settle(i, SeatCallError(refused))
             continue
-        cap.acquire()
         batch.holds_slot[i] = True
         deadlines[i] = time.monotonic() + policy.call_timeout_s
         _workers.submit(partial(contextvars.copy_context().run, _attempts, call, policy, batch, i))
     # Deadlines grow with i (calls start in order), so the first unsettled call is the next to expire.
     first = 0
-    with batch.cond:
-        while batch.remaining:
+    while True:
+        with batch.cond:
+            if not batch.remaining:
+                break
             while batch.done[first]:
                 first += 1
             timeout = deadlines[first] - time.monotonic()
             if timeout > 0:
                 batch.cond.wait(timeout)
                 continue
-            # A call we gave up on no longer counts: its worker only finishes the attempt it is
-            # in (it cannot be interrupted), then stops.
-            batch.cancelled[first] = True
-            batch.settle(first, SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s"))
+        # A call we gave up on no longer counts: its worker only finishes the attempt it is in
+        # (it cannot be interrupted), then stops. The breaker hears of it outside our lock, since
+        # opening may fail other batches' calls.
+        batch.cancelled[first] = True
+        error = SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
+        if batch.settle(first, error):
             batch.release_slot(first)
-    for i in range(len(calls)):
-        batch.release_slot(i)
-    results: list[Union[str, BaseException]] = []
-    for i, result in enumerate(batch.results):
-        assert result is not None
-        ok = not isinstance(result, BaseException)
-        if deadlines[i]:  # calls the breaker refused say nothing new about the endpoint
-            breakers[i].record(ok, "" if ok else f"{type(result).__name__}: {result}")
-        results.append(result)
-    return results
+            breakers[first].record(batch, first, False, f"{type(error).__name__}: {error}")
+    results = list(batch.results)
+    assert all(r is not None for r in results)
+    return results  # type: ignore[return-value]
