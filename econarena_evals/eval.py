@@ -100,11 +100,11 @@ class EconArena(evals.Eval):
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
-        samples = self.get_samples()
-        for sample in samples:  # a bad samples file fails here, before any call is paid for
-            Session.from_sample(sample, self.cell)
+        # Read every session up front: a bad samples file fails here, before any call is paid for,
+        # and eval_sample gets the parsed Session instead of reading the line again.
+        sessions = [Session.from_sample(sample, self.cell) for sample in self.get_samples()]
         flatten_usage_on_record(recorder)
-        results: list[SessionResult] = self.eval_all_samples(recorder, samples)
+        results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         unify_usage_keys(recorder)
         return final_report(results, self.player_names)
 
@@ -125,7 +125,7 @@ class EconArena(evals.Eval):
         self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
 
     def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
-        session = Session.from_sample(sample, self.cell)
+        session = sample if isinstance(sample, Session) else Session.from_sample(sample, self.cell)
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
             session=session,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
@@ -31,7 +32,7 @@ class EvalLog:
         parts = self.eval_name.split(".")
         return parts[1] if len(parts) > 1 else ""
 
-    @property
+    @cached_property
     def players(self) -> list[str]:
         """The command line's players (the first is the evaluated one), then any other player that
         sat in a logged run (a cell's opponents)."""
@@ -49,6 +50,7 @@ class EvalLog:
 
 
 def read_log(path: Path) -> EvalLog:
+    """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it)."""
     log = EvalLog(path=Path(path))
     try:
         handle = open(path, encoding="utf-8")
