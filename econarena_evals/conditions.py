@@ -1,0 +1,178 @@
+"""Conditions (SPEC section 9): what makes two logs comparable.
+
+A condition is the cell, the samples file (split), the seating (the command line's players, in
+order) and every eval arg that changes the game or the sampling, plus the eval seed. Call-policy
+args (how calls are made, not what is asked) are left out: a run with a longer deadline asks the
+same questions. Everything here reads the run spec that evals writes as a log's first line, so
+the report tools need neither evals nor an API key.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import yaml
+
+# Args that say how seat calls are made, never what is asked or how it is scored.
+POLICY_ARGS = frozenset({
+    "max_concurrency", "call_timeout_s", "max_attempts", "backoff_base_s", "backoff_cap_s",
+    "breaker_threshold", "probe_interval_s", "resume_from",
+})
+
+
+def normalize(value: Any) -> Any:
+    """One spelling per value: YAML's 1.0, --extra_eval_params' '1' and 1 are the same number."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in {"true", "false"}:
+            return text.lower() == "true"
+        try:
+            return normalize(float(text))
+        except ValueError:
+            return text
+    if isinstance(value, (list, tuple)):
+        return tuple(normalize(v) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), normalize(v)) for k, v in value.items()))
+    return str(value)
+
+
+def show(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, tuple):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Condition:
+    eval_name: str  # econarena.<cell>.<split>.v0
+    players: tuple[str, ...]  # the command line's completion fns, in order (arena roster)
+    args: tuple[tuple[str, Any], ...]  # normalized game and sampling args, sorted
+    seed: Optional[float]
+
+    @property
+    def cell(self) -> str:
+        parts = self.eval_name.split(".")
+        return parts[1] if len(parts) > 1 else self.eval_name
+
+    @property
+    def split(self) -> str:
+        parts = self.eval_name.split(".")
+        return parts[2] if len(parts) > 2 else ""
+
+    @property
+    def arena(self) -> bool:
+        return len(self.players) > 1
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        return dict(self.args).get(name, default)
+
+
+def spec_args(spec: Mapping[str, Any]) -> dict[str, Any]:
+    run_config = spec.get("run_config") or {}
+    eval_spec = run_config.get("eval_spec") or {}
+    return dict(eval_spec.get("args") or {})
+
+
+def condition_of(spec: Mapping[str, Any]) -> Condition:
+    """The condition of a log, from its run spec (the log's first line)."""
+    run_config = spec.get("run_config") or {}
+    args = {k: v for k, v in spec_args(spec).items() if k not in POLICY_ARGS}
+    seed = run_config.get("seed")
+    return Condition(
+        eval_name=str(spec.get("eval_name", "")),
+        players=tuple(str(p) for p in spec.get("completion_fns") or ()),
+        args=tuple(sorted((k, normalize(v)) for k, v in args.items())),
+        seed=normalize(seed) if seed is not None else None,
+    )
+
+
+def differences(a: Condition, b: Condition) -> list[str]:
+    """What differs between two conditions, one short phrase each ('temperature: 0 vs 0.7')."""
+    out = []
+    if a.eval_name != b.eval_name:
+        out.append(f"eval: {a.eval_name} vs {b.eval_name}")
+    if a.players != b.players:
+        out.append(f"players: {','.join(a.players)} vs {','.join(b.players)}")
+    da, db = dict(a.args), dict(b.args)
+    for key in sorted(set(da) | set(db)):
+        if da.get(key, "<unset>") != db.get(key, "<unset>"):
+            out.append(f"{key}: {show(da.get(key, '<unset>'))} vs {show(db.get(key, '<unset>'))}")
+    if a.seed != b.seed:
+        out.append(f"seed: {show(a.seed)} vs {show(b.seed)}")
+    return out
+
+
+# ---- registry defaults, for naming columns ----
+
+DEFAULT_SEED = 20220722.0  # oaieval's default --seed
+_defaults_cache: dict[tuple[str, str], Optional[dict[str, Any]]] = {}
+
+
+def _packaged_registries() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    return [p for p in (here / "registry", here.parent / "registry") if (p / "evals").is_dir()]
+
+
+def registry_defaults(eval_name: str, registry_path: Optional[str] = None) -> Optional[dict[str, Any]]:
+    """The args an eval has in the registry (YAML read with safe_load), or None if not found."""
+    roots = ([Path(registry_path)] if registry_path else []) + _packaged_registries()
+    for root in roots:
+        key = (str(root), eval_name)
+        if key not in _defaults_cache:
+            _defaults_cache[key] = _read_eval_args(root, eval_name)
+        if _defaults_cache[key] is not None:
+            return _defaults_cache[key]
+    return None
+
+
+def _read_eval_args(root: Path, eval_name: str) -> Optional[dict[str, Any]]:
+    for path in sorted((root / "evals").glob("*.yaml")):
+        try:
+            entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        entry = entries.get(eval_name) if isinstance(entries, dict) else None
+        if isinstance(entry, dict) and "args" in entry:
+            return {k: v for k, v in (entry.get("args") or {}).items() if k not in POLICY_ARGS}
+    return None
+
+
+def non_default(cond: Condition, defaults: Optional[Mapping[str, Any]]) -> list[str]:
+    """'key=value' for each game or sampling arg (and the seed) that differs from the registry's."""
+    out = []
+    if defaults is not None:
+        base = {k: normalize(v) for k, v in defaults.items()}
+        for key, value in cond.args:
+            if base.get(key, "<unset>") != value:
+                out.append(f"{key}={show(value)}")
+        for key in sorted(set(base) - {k for k, _ in cond.args}):
+            out.append(f"{key}=<unset>")
+    if cond.seed is not None and cond.seed != DEFAULT_SEED:
+        out.append(f"seed={show(cond.seed)}")
+    return out
+
+
+def column_name(cond: Condition, registry_path: Optional[str] = None, opponents_of: Sequence[str] = ()) -> str:
+    """Cell, '.test' for the test split, '(arena: A, B)' for an arena roster, then what differs
+    from the registry's defaults: ``beauty_L``, ``beauty_L.test``, ``beauty_L (temperature=0)``."""
+    name = cond.cell + (f".{cond.split}" if cond.split not in ("", "dev") else "")
+    notes = []
+    if cond.arena:
+        notes.append("arena: " + ", ".join(cond.players))
+    notes += non_default(cond, registry_defaults(cond.eval_name, registry_path))
+    return name + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def is_default(cond: Condition, registry_path: Optional[str] = None) -> bool:
+    """Self-play on the dev split with the registry's args: what the overall figure averages."""
+    return (not cond.arena and cond.split in ("", "dev")
+            and not non_default(cond, registry_defaults(cond.eval_name, registry_path)))
