@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -18,6 +19,7 @@ from evals.record import RecorderBase
 
 from . import auction, beauty
 from .calls import CallPolicy, call_all, resolve_max_concurrency
+from .endpoints import single_try
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
 from .prompts import PastRun, auction_prompt, beauty_prompt
@@ -95,6 +97,7 @@ class EconArena(evals.Eval):
         self.roster: list[tuple[str, CompletionFn]] = [
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
+        self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
 
     # ---- the shell around the pure core ----
 
@@ -106,7 +109,14 @@ class EconArena(evals.Eval):
         flatten_usage_on_record(recorder)
         results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         unify_usage_keys(recorder)
-        return final_report(results, self.player_names)
+        report = final_report(results, self.player_names)
+        if self._errors:
+            # Loud on purpose: an errored session is left out of the means, and a report with fewer
+            # sessions than asked for must not pass for a clean one.
+            first = min(self._errors)
+            print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
+                  f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
+        return report
 
     def _seat_roster(self, cli_names: list[str]) -> None:
         """Who can sit: the command line's players in order, then the cell's opponents.
@@ -178,9 +188,17 @@ class EconArena(evals.Eval):
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
+        send = single_try(fn, self.policy.call_timeout_s)
 
         def call() -> str:
-            completions = fn(prompt, **kwargs).get_completions()
+            try:
+                completions = send(prompt, **kwargs).get_completions()
+            except TypeError as exc:
+                if "keyword argument" not in str(exc):
+                    raise
+                raise TypeError(
+                    f"{exc}. The completion fn must accept the keyword arguments the eval passes "
+                    f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
             return completions[0] if completions else ""
 
         return call
@@ -236,5 +254,7 @@ class EconArena(evals.Eval):
             for metric in METRICS:
                 data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
         data["errored"] = state.error is not None
+        if state.error is not None:
+            self._errors.append((state.session.index, state.error))
         data["error"] = state.error
         evals.record.record_event("econarena_session", data)

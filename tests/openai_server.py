@@ -64,6 +64,7 @@ class OpenAIServer:
         self._fault_rng = random.Random(faults.seed)
         self.injected: dict[str, int] = {"500": 0, "429": 0, "truncated": 0, "slow": 0}
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[tuple[str, str, Optional[str]]] = []  # (method, path, Authorization) of every request
         self._lock = threading.Lock()
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -155,6 +156,8 @@ class OpenAIServer:
                 self.wfile.write(raw)
 
             def do_GET(self) -> None:
+                with server._lock:
+                    server.seen.append(("GET", self.path, self.headers.get("Authorization")))
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]})
@@ -167,6 +170,7 @@ class OpenAIServer:
                 record = {"path": self.path, "body": body, "t": time.perf_counter()}
                 with server._lock:
                     server.requests.append(record)
+                    server.seen.append(("POST", self.path, self.headers.get("Authorization")))
                 fault = server.draw_fault()
                 delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
                 if delay:

@@ -33,3 +33,35 @@ def test_dedupe_keeps_first_and_lets_an_explicit_checkout_win(tmp_path):
     paths = [builtin, Path.home() / ".evals", installed, REGISTRY, REGISTRY]
     assert dedupe_roots(paths, installed) == [builtin, Path.home() / ".evals", REGISTRY]
     assert dedupe_roots([builtin, installed, installed], installed) == [builtin, installed]
+
+
+def test_dedupe_leaves_unrelated_repeated_roots_to_evals(tmp_path):
+    installed = tmp_path / "site" / "registry"
+    (installed / "evals").mkdir(parents=True)
+    (installed / "evals" / "econarena.yaml").write_text("{}")
+    other = tmp_path / "mine"
+    other.mkdir()
+    # evals' own 'duplicate entry' check must still see a repeated root that is not ours
+    assert dedupe_roots([other, other, installed], installed) == [other, other, installed]
+
+
+def test_a_failing_patch_is_recorded_not_raised():
+    import types
+
+    import econarena_evals_hook as hook
+
+    class Inner:
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            module.DEFAULT_PATHS = []  # no Registry class: patch() fails
+
+        def get_source(self, name):
+            return "source"
+
+    before = len(hook.ERRORS)
+    loader = hook._Loader(Inner())
+    loader.exec_module(types.ModuleType("evals.registry"))
+    assert len(hook.ERRORS) == before + 1 and "patching" in hook.ERRORS[-1][0]
+    assert loader.get_source("evals.registry") == "source"  # every loader attribute passes through
