@@ -60,7 +60,7 @@ class EconArena(evals.Eval):
         value_max: int = 100,
         assets: float = 100,
         fee: float = 10,
-        temperature: Optional[float] = 1.0,
+        temperature: Optional[float] = 0.7,
         max_tokens: Optional[int] = 1024,
         pass_seed: bool = True,
         max_concurrency: Optional[int] = None,

@@ -56,8 +56,9 @@ class Faults:
 
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
-                 faults: Faults = Faults()) -> None:
+                 faults: Faults = Faults(), plain_usage: bool = False) -> None:
         self.policy = policy
+        self.plain_usage = plain_usage  # usage as llama.cpp sends it: no *_details objects
         self.models = models
         self.latency_s = latency_s
         self.faults = faults
@@ -106,6 +107,12 @@ class OpenAIServer:
                 x -= share
         return None
 
+    def usage(self, prompt_chars: int, completion_chars: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+        usage = nested_usage(prompt_chars, completion_chars, reasoning_tokens)
+        if self.plain_usage:
+            usage = {k: v for k, v in usage.items() if not k.endswith("_details")}
+        return usage
+
     def respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Status and JSON body for one POST."""
         model = str(body.get("model", ""))
@@ -121,7 +128,7 @@ class OpenAIServer:
                 "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model or "unknown",
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": answer}}],
-                "usage": nested_usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
+                "usage": self.usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
             }
         if path.endswith("/completions"):
             text = str(body.get("prompt", ""))
@@ -129,7 +136,7 @@ class OpenAIServer:
             return 200, {
                 "id": "cmpl-test", "object": "text_completion", "created": 0, "model": model or "unknown",
                 "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
-                "usage": nested_usage(len(text), len(answer)),
+                "usage": self.usage(len(text), len(answer)),
             }
         return 404, {"error": {"message": "not found"}}
 

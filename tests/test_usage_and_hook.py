@@ -5,7 +5,7 @@ from econarena_evals_hook import dedupe_roots, registry_root
 from conftest import REGISTRY
 
 
-def test_nested_usage_is_flattened_and_nulls_count_zero():
+def test_nested_usage_is_flattened_and_absent_fields_leave_no_key():
     from openai.types import CompletionUsage
 
     usage = CompletionUsage.model_validate({
@@ -14,8 +14,8 @@ def test_nested_usage_is_flattened_and_nulls_count_zero():
     })
     flat = flatten_usage(usage)
     assert flat["completion_tokens_details_reasoning_tokens"] == 3
-    assert flat["completion_tokens_details_audio_tokens"] == 0
-    assert flat["prompt_tokens"] == 10 and flat["prompt_tokens_details"] == 0
+    assert "completion_tokens_details_audio_tokens" not in flat
+    assert flat["prompt_tokens"] == 10 and not any(k.startswith("prompt_tokens_details") for k in flat)
     assert all(isinstance(v, int) for v in flat.values())
 
 
