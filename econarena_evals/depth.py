@@ -167,16 +167,21 @@ class _Model:
         T, S, K = self.taus.size, self.sigmas.size, self.K
         out = np.empty((x.size, T, S))
         step = max(1, _CHUNK // max(1, T * S))
-        s = self.sigmas[None, None, :]
+        neg_half_prec = (-0.5 / self.sigmas ** 2)[None, None, :]  # (1, 1, S)
         log_norm = np.log(self.sigmas)[None, :] + _LOG_SQRT_2PI  # (1, S)
         # weight of step k over its truncation mass and the normal's constant: (T, K, S)
         coef = self.weights[:, 1:, None] / np.maximum(self.inside, 1e-300) * np.exp(-log_norm)[:, None, :]
         for lo in range(0, x.size, step):
-            xs = x[lo:lo + step, None, None]
-            dens = np.broadcast_to(self.weights[None, :, 0:1], (xs.shape[0], T, S)).copy()  # step 0: density 1
+            xs = x[lo:lo + step, None]
+            m = xs.shape[0]
+            dens = np.broadcast_to(self.weights[None, :, 0:1], (m, T, S)).copy()  # step 0: density 1
+            buf = np.empty((m, T, S))
             for k in range(1, K + 1):
-                z = (xs - self.points[None, :, k:k + 1]) / s
-                dens += coef[None, :, k - 1, :] * np.exp(-0.5 * z * z)
+                d2 = (xs - self.points[None, :, k]) ** 2  # (m, T): the σ axis is only broadcast below
+                np.multiply(d2[:, :, None], neg_half_prec, out=buf)
+                np.exp(buf, out=buf)
+                buf *= coef[None, :, k - 1, :]
+                dens += buf
             out[lo:lo + step] = np.log(np.maximum(dens, 1e-300))
         return out
 
