@@ -66,6 +66,7 @@ setup(
     python_requires=">=3.9",
     packages=["econarena_evals"],
     py_modules=["econarena_evals_hook"],
+    package_data={"econarena_evals": ["references.json"]},
     cmdclass={"build_py": build_py_with_registry},
     install_requires=LEAN_RUNTIME,
     extras_require={
