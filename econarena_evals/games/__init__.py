@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import beauty, second_price
+from . import beauty, first_price, second_price
 from .protocol import MEMBERS, Game, ReportLabels
 
-GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price)}
+GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
 __all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get"]
 
