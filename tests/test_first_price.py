@@ -54,7 +54,7 @@ def test_no_profitable_deviation_against_equilibrium_bidders_monte_carlo():
     for v in (35.0, 45.0, 50.0, 55.0, 65.0, 80.0):
         b = fp.ne_bid(v, *DIST, 5)
 
-        def surplus(x):
+        def surplus(x, v=v):
             return (v - x) * np.searchsorted(top, x, side="left") / len(top)
 
         xs = np.linspace(0.5 * v, v, 401)

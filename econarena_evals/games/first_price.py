@@ -59,7 +59,7 @@ def truncated_normal_cdf(mean: float, sd: float, lo: float, hi: float) -> Callab
     return lambda x: 0.0 if x <= lo else 1.0 if x >= hi else min(1.0, max(0.0, (phi(x) - base) / mass))
 
 
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(16)
+_NODES, _WEIGHTS = (tuple(float(x) for x in a) for a in np.polynomial.legendre.leggauss(16))
 PANELS = 64  # composite 16-point Gauss-Legendre: 1024 CDF evaluations per bid
 
 
@@ -80,7 +80,7 @@ def bne_bid(v: float, cdf: Callable[[float], float], lo: float, n: int) -> float
         mid = lo + (p + 0.5) * width
         total += sum(w * cdf(mid + 0.5 * width * x) ** (n - 1) for x, w in zip(_NODES, _WEIGHTS))
     integral = 0.5 * width * total
-    return min(v, max(lo, v - integral / top))
+    return float(min(v, max(lo, v - integral / top)))
 
 
 @lru_cache(maxsize=65536)
