@@ -1,7 +1,8 @@
 """The EconArena eval: turns sessions into seat calls and scored runs into log events.
 
-All game logic lives in the pure modules (``beauty``, ``auction``, ``metrics``, ``utils``); this
-class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``utils``);
+this class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+It asks the cell's game for prompts, scores and event fields, and never branches on which game.
 """
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from . import auction, beauty
 from .calls import CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import single_try
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
-from .prompts import PastRun, auction_prompt, beauty_prompt
+from .games import get as get_game
+from .prompts import PastRun
 from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
 from .utils import parse_choice
@@ -79,6 +80,7 @@ class EconArena(evals.Eval):
             value_sd=float(value_sd), value_min=int(value_min), value_max=int(value_max),
             assets=float(assets), fee=float(fee),
         )
+        self.game = get_game(self.cell.game)
         self.cell_name = self.name.split(".")[1]
         self.sampling_kwargs = {
             k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
@@ -208,30 +210,16 @@ class EconArena(evals.Eval):
         key = f"{self.seed}:{self.cell_name}:{state.session.index}:{run}:{seat}"
         return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
 
-    # ---- the game-specific pieces ----
+    # ---- the game-specific pieces: the game says ----
 
     def _prompt(self, session: Session, run: int, seat: int, past: Sequence[PastRun]) -> list[dict[str, str]]:
-        common = dict(seat=seat, n=self.cell.seats, run=run + 1, runs=self.cell.runs, past=past)
-        if self.cell.game == "beauty":
-            assert session.c_bar is not None
-            return beauty_prompt(c_bar=session.c_bar, prize=self.cell.prize, **common)
-        assert session.values is not None
-        return auction_prompt(value=session.values[run][seat - 1], assets=self.cell.assets, fee=self.cell.fee,
-                              **common)
+        return self.game.seat_prompt(self.cell, session, run, seat, past)
 
     def _score(self, state: _SessionState, run: int, actions: list[Optional[float]]) -> RunOutcome:
-        if self.cell.game == "beauty":
-            assert state.session.c_bar is not None
-            return beauty.score_run(actions, state.session.c_bar, self.cell.prize, state.seat_names)
-        assert state.session.values is not None
-        return auction.score_run(actions, state.session.values[run], self.cell.assets, self.cell.fee,
-                                 state.seat_names)
+        return self.game.score(self.cell, state.session, run, actions, state.seat_names)
 
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:
-        if self.cell.game == "beauty":
-            return {"c_bar": session.c_bar, "prize": self.cell.prize}
-        assert session.values is not None
-        return {"assets": self.cell.assets, "fee": self.cell.fee, "values": list(session.values[run])}
+        return self.game.event_params(self.cell, session, run)
 
     @staticmethod
     def _past_run(outcome: RunOutcome, run: int) -> PastRun:

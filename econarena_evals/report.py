@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .games import GAMES, Game
+from .games import get as get_game
 from .logs import EvalLog, find_logs, read_log
 from .metrics import COMPONENTS, METRICS, distance_to_ne
 from .outcome import outcome_from_event
 
-# Nagel (1995), the p = 2/3 session over four periods: mean choices of [0, 100] (REFERENCE.md).
-NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
-NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 1995
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
@@ -114,27 +113,24 @@ def convergence_series(log: EvalLog, player: str) -> list[float]:
 
 
 def first_run_shares(log: EvalLog, player: str) -> list[float]:
-    """First-run actions as a fraction of c_bar (beauty) or of the seat's value (auction); valid ones."""
+    """First-run actions as the game measures them (a fraction of c_bar, or of the seat's value); valid ones."""
     shares = []
     for r in log.runs:
         if r["run"] != 0:
             continue
+        game = get_game(r["game"])
         for seat in r["seats"]:
             if seat["player"] != player or not seat["valid"]:
                 continue
-            if r["game"] == "beauty":
-                shares.append(seat["action"] / r["c_bar"])
-            elif seat["ne_action"] > 0:
-                shares.append(seat["action"] / seat["ne_action"])
+            share = game.first_run_share(r, seat)
+            if share is not None:
+                shares.append(share)
     return shares
 
 
-def human_first_run_model(game: str, n: int = 20000) -> list[float]:
-    """Draws from econarena/human's first-run model (calibrated to Nagel 1995), as shares."""
-    from .players import human_first_run_share
-
-    rng = random.Random(BOOTSTRAP_SEED)
-    return [human_first_run_share(game, rng) for _ in range(n)]
+def human_first_run_model(game: Game, first_runs: Sequence[dict[str, Any]] = (), n: int = 20000) -> list[float]:
+    """Draws from econarena/human's first-run model, as shares, on the log's first runs if it needs them."""
+    return game.human_first_run_shares(first_runs, random.Random(BOOTSTRAP_SEED), n)
 
 
 def _plt():
@@ -148,17 +144,18 @@ def _plt():
     return plt
 
 
-def plot_convergence(cell: str, game: str, series: dict[str, list[float]], path: Path) -> list[str]:
-    """One line per player (mean d by run) and, for a beauty contest, Nagel's human series."""
+def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path) -> list[str]:
+    """One line per player (mean d by run) and the game's human series, if the literature has one."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
     for player, ys in sorted(series.items()):
         ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
-    if game == "beauty":
-        ax.plot(range(1, len(NAGEL_PERIOD_MEANS) + 1), [m / 100 for m in NAGEL_PERIOD_MEANS], linestyle="--",
-                marker="s", color=HUMAN_COLOUR, linewidth=2, label="humans, Nagel (1995)")
+    if game.REPORT.human_convergence is not None:
+        human_label, human_series = game.REPORT.human_convergence
+        ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
+                marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
     ax.set_xlabel("run")
-    ax.set_ylabel("mean distance to equilibrium d" + (" (= choice / c)" if game == "beauty" else " (|bid - v| / A)"))
+    ax.set_ylabel(game.REPORT.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     ax.grid(alpha=0.3)
@@ -177,7 +174,8 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
     return [0.0] + xs, [0.0] + [(i + 1) / n for i in range(n)]
 
 
-def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: Path) -> list[str]:
+def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
+                   first_runs: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Cumulative distribution of first-run choices, one line per player, and the human one.
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
@@ -185,20 +183,22 @@ def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: P
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
-    top = 1.0 if game == "beauty" else 1.6
+    labels_of = game.REPORT
     for player, xs in sorted(shares.items()):
         if xs:
             ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
-    human_label = "humans, calibrated to Nagel (1995)" if game == "beauty" else "humans (model: overbidding)"
-    ax.plot(*ecdf(human_first_run_model(game)), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
-            drawstyle="steps-post", label=human_label)
-    if game == "beauty":
-        ax.axvline(NAGEL_FIRST_MEDIAN / 100, color="grey", linestyle=":", linewidth=1)
-        ax.text(NAGEL_FIRST_MEDIAN / 100, 0.02, " Nagel median", color="grey", fontsize=8)
-    ax.set_xlabel("first-run choice / c" if game == "beauty" else "first-run bid / value")
+    human = human_first_run_model(game, first_runs)
+    if human:
+        ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
+                drawstyle="steps-post", label=labels_of.human)
+    if labels_of.human_marker is not None:
+        x, text = labels_of.human_marker
+        ax.axvline(x, color="grey", linestyle=":", linewidth=1)
+        ax.text(x, 0.02, " " + text, color="grey", fontsize=8)
+    ax.set_xlabel(labels_of.first_run)
     ax.set_ylabel("share of first-run choices at or below x")
     ax.set_title(f"First-run choices, {cell}")
-    ax.set_xlim(-0.01, top)
+    ax.set_xlim(-0.01, labels_of.first_run_max)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
@@ -325,15 +325,21 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     lines += ["", "## Plots", ""]
     for cell in sorted({c.cell for c in conditions}):
         cell_logs = [lg for lg in logs if lg.cell == cell]
-        game = cell_logs[0].runs[0]["game"] if cell_logs and cell_logs[0].runs else "beauty"
+        game_name = next((lg.game for lg in cell_logs if lg.runs), cell_logs[0].game if cell_logs else None)
+        if game_name not in GAMES:  # a log of no known game: nothing to label its plots with
+            continue
+        game = get_game(game_name)
+        first_runs = [r for lg in cell_logs for r in lg.runs if r["run"] == 0]
         series, shares = {}, {}
         for c in (c for c in conditions if c.cell == cell):
             log = next(lg for lg in cell_logs if lg.path == c.log)
             series[label(c)] = convergence_series(log, c.player)
             shares[label(c)] = first_run_shares(log, c.player)
-        for name, plot, data in ((f"convergence_{cell}.png", plot_convergence, series),
-                                 (f"first_run_{cell}.png", plot_first_run, shares)):
-            result["plots"][name] = {"lines": plot(cell, game, data, out / name)}
+        plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png")),
+                 (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
+                                                          first_runs)))
+        for name, plot_lines in plots:
+            result["plots"][name] = {"lines": plot_lines}
             lines.append(f"![{name}]({name})")
         lines.append("")
 
