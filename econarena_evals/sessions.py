@@ -22,6 +22,9 @@ def _game(name: str) -> "Game":
     return get(name)
 
 
+MIN_SEATS, MAX_SEATS = 2, 10
+
+
 @dataclass(frozen=True)
 class CellConfig:
     """Every reconstructed parameter of a cell; each is an eval arg in the registry YAML."""
@@ -50,8 +53,9 @@ class CellConfig:
             problems.append(str(exc))
         if self.runs < 1:
             problems.append(f"runs must be >= 1, got {self.runs}")
-        if not 1 <= self.seats <= 100:
-            problems.append(f"seats must be in [1, 100], got {self.seats}")
+        if not MIN_SEATS <= self.seats <= MAX_SEATS:
+            problems.append(f"seats must be an integer from {MIN_SEATS} to {MAX_SEATS}, got {self.seats} "
+                            "(a game needs two players; the shipped sessions are drawn for up to ten)")
         if self.history_runs < 0:
             problems.append(f"history_runs must be >= 0, got {self.history_runs}")
         if problems:

@@ -151,20 +151,34 @@ def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
 
 
 def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig) -> Session:
+    """The session's values for ``cell.seats`` seats, however many a run of the file holds.
+
+    The shipped files hold five values a run. Fewer seats take the first ones; more seats get the
+    missing values drawn from the cell's distribution with a generator seeded by (session, run), so
+    every install plays the same values without rewriting a shipped file.
+    """
     values = sample.get("values")
     ok = (
         isinstance(values, list)
         and len(values) >= cell.runs
-        and all(isinstance(r, list) and len(r) == cell.seats for r in values)
+        and all(isinstance(r, list) and len(r) >= 1 for r in values)
         and all(isinstance(v, int) and cell.value_min <= v <= cell.value_max for r in values for v in r)
     )
     if not ok:
         raise ValueError(
-            f"session {index}: 'values' must hold at least {cell.runs} runs of {cell.seats} integers "
+            f"session {index}: 'values' must hold at least {cell.runs} runs of integers "
             f"in [{cell.value_min}, {cell.value_max}]; regenerate the samples file "
             "(python -m econarena_evals.make_samples)"
         )
-    return Session(index=index, values=tuple(tuple(r) for r in values[: cell.runs]))
+    return Session(index=index, values=tuple(_seat_values(r, index, run, cell) for run, r in
+                                             enumerate(values[: cell.runs])))
+
+
+def _seat_values(row: Sequence[int], index: int, run: int, cell: CellConfig) -> tuple[int, ...]:
+    if len(row) >= cell.seats:
+        return tuple(row[: cell.seats])
+    rng = random.Random(f"econarena-extra-seats:{index}:{run}")
+    return tuple(row) + tuple(draw_value(rng, cell) for _ in range(cell.seats - len(row)))
 
 
 # ---- prompt text both auctions use ----
