@@ -16,7 +16,8 @@ from pathlib import Path
 
 def _pth_files() -> list[Path]:
     dirs = list(site.getsitepackages()) + [site.getusersitepackages()]
-    return [Path(d) / "econarena_evals_registry.pth" for d in dirs if (Path(d) / "econarena_evals_registry.pth").is_file()]
+    paths = [Path(d) / "econarena_evals_registry.pth" for d in dirs]
+    return [p for p in paths if p.is_file()]
 
 
 def report() -> tuple[list[str], bool]:

@@ -55,7 +55,8 @@ def _evals_completion(fn: Any, timeout_s: float) -> SeatFn:
 
 def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
     """A callable like ``fn`` that makes at most one request and gives up after ``timeout_s``."""
-    method = getattr(type(fn), "__call__", None)
+    method = type(fn).__dict__.get("__call__") or next(
+        (k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
     if method is evals_openai.OpenAIChatCompletionFn.__call__:
         return _evals_chat(fn, timeout_s)
     if method is evals_openai.OpenAICompletionFn.__call__:

@@ -60,14 +60,16 @@ def test_a_module_named_evals_registry_outside_the_evals_distribution_is_not_pat
 def test_duplicate_entry_still_guards_unrelated_roots_and_ours_may_repeat(tmp_path):
     mine = tmp_path / "mine"
     (mine / "evals").mkdir(parents=True)
-    (mine / "evals" / "mine.yaml").write_text("mine.x:\n  id: mine.x.v0\nmine.x.v0:\n  class: evals.elsuite.basic.match:Match\n")
+    (mine / "evals" / "mine.yaml").write_text(
+        "mine.x:\n  id: mine.x.v0\nmine.x.v0:\n  class: evals.elsuite.basic.match:Match\n")
     proc = python(f"""
         from evals.registry import Registry
         try:
             Registry([{str(mine)!r}, {str(mine)!r}]).get_eval("mine.x")
         except AssertionError as exc:
             print("refused:", exc)
-        print("ours twice:", Registry([{str(REGISTRY)!r}, {str(REGISTRY)!r}]).get_eval("econarena.beauty_L") is not None)
+        ours = Registry([{str(REGISTRY)!r}, {str(REGISTRY)!r}])
+        print("ours twice:", ours.get_eval("econarena.beauty_L") is not None)
     """, base_env())
     assert proc.returncode == 0, proc.stderr
     assert "refused: duplicate entry" in proc.stdout
