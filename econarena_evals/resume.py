@@ -213,8 +213,8 @@ def resume_command(command: str, log_path: str) -> str:
     """``command`` (an oaieval command line) turned into the one that resumes from ``log_path``.
 
     ``--extra_eval_params`` gets ``resume_from=`` (argparse keeps only the last copy of an option,
-    so it is added to the existing one); a ``--record_path`` is moved to a fresh file, since
-    reusing it would overwrite the very log being resumed before it is read.
+    so it is added to the existing one); a ``--record_path`` is moved to a fresh file next to the
+    log, since reusing it would overwrite the very log being resumed before it is read.
     """
     log_path = str(Path(log_path).expanduser().resolve())
     args = shlex.split(command) if command else ["oaieval"]
@@ -229,7 +229,7 @@ def resume_command(command: str, log_path: str) -> str:
             value = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
             i += 1 if eq else 2
             if name == "--record_path":
-                out += ["--record_path", next_record_path(value)]
+                out += ["--record_path", next_record_path(log_path)]
             else:
                 params = _split_params(value)
                 out += ["--extra_eval_params", ""]  # filled in below, keeping its place
@@ -257,9 +257,10 @@ def log_path_of(recorder: Any) -> Optional[str]:
     return str(path) if path else None
 
 
-def hint(spec: Mapping[str, Any], log_path: str, why: str) -> str:
+def hint(spec: Mapping[str, Any], log_path: str) -> str:
+    """The two lines that tell how to resume the run ``spec`` describes from its log."""
     command = str((spec.get("run_config") or {}).get("command") or "")
-    return f"{why}\nThe finished sessions are in {log_path}. Resume (plays only what is missing):\n  " \
+    return "To resume it (finished sessions are kept, only the missing ones are played):\n  " \
            + resume_command(command, log_path)
 
 
@@ -273,7 +274,7 @@ def hint_at_exit(recorder: Any, why: str) -> None:
     if path is None or _hinted:
         return
     _hinted = True
-    message = hint(spec_of(recorder.run_spec), path, why)
+    message = f"{why} The finished sessions are in {path}.\n" + hint(spec_of(recorder.run_spec), path)
     atexit.register(lambda: print("\n" + message, file=sys.stderr, flush=True))
 
 
