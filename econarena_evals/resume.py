@@ -153,13 +153,17 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
         index = indices.pop()
         finished = (len(sessions) == 1 and not sessions[0].get("errored")
                     and sorted(int(d["run"]) for d in run_events) == list(range(runs)))
+        try:
+            result = result_of(sessions[0], players) if finished else None
+        except (KeyError, TypeError):  # a session event without its metrics: play it again
+            finished = False
         if not finished:
             out.replay.append(index)
             continue
         copied = [(r["type"], {**r["data"], MARK: str(source)}
                    if r["type"] in ("econarena_run", "econarena_session") else r["data"]) for r in events]
         out.done[index] = DoneSession(index=index, sample_id=sample_id, events=copied,
-                                      result=result_of(sessions[0], players))
+                                      result=result)
     out.replay = sorted(set(out.replay) - set(out.done))
     return out
 
