@@ -122,10 +122,30 @@ def result_of(data: Mapping[str, Any], players: Sequence[str]) -> SessionResult:
     return result
 
 
+def first_spec(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            row = json.loads(handle.readline() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return (row.get("spec") or {}) if isinstance(row, dict) else {}
+
+
 def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[str],
          own_log: Optional[str] = None) -> Plan:
-    """What a run of ``spec_now`` can take from the log at ``path``. Raises ResumeRefused."""
+    """What a run of ``spec_now`` can take from the log at ``path``. Raises ResumeRefused.
+
+    ``path`` may be a directory (``oaievalset``'s whole set at once): its logs of this run's
+    condition are candidates, the one with the most finished sessions is resumed, and a directory
+    with none plays everything; logs of other conditions are passed over, not refused.
+    """
     source = Path(path).expanduser().resolve()
+    if source.is_dir():
+        own = Path(own_log).expanduser().resolve() if own_log else None
+        now = condition_of(spec_now)
+        plans = [plan(str(p), spec_now, runs, players) for p in sorted(source.rglob("*.jsonl"))
+                 if p.resolve() != own and not differences(condition_of(first_spec(p)), now)]
+        return max(plans, key=lambda pl: len(pl.done), default=Plan(source=str(source)))
     if own_log is not None and Path(own_log).expanduser().resolve() == source:
         raise ResumeRefused(
             f"resume_from={path} is this run's own --record_path: the earlier log was overwritten when "

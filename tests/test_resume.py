@@ -146,6 +146,11 @@ def test_resume_from_a_finished_log_plays_nothing(srv, env, uninterrupted, tmp_p
     again = read_log(log)
     assert report_bytes(again) == report_bytes(uninterrupted)
     assert_rescores(again)
+    # a directory (oaievalset's whole set): this condition's log in it is found and resumed
+    run_cli(command(tmp_path / "from_dir.jsonl", "--extra_eval_params", f"resume_from={uninterrupted.path.parent}"),
+            env)
+    assert len(srv.requests) == before
+    assert report_bytes(read_log(tmp_path / "from_dir.jsonl")) == report_bytes(uninterrupted)
 
 
 def test_resume_from_another_condition_is_refused_before_any_call(srv, env, uninterrupted, tmp_path):
@@ -231,3 +236,8 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
     with pytest.raises(ResumeRefused, match="own --record_path"):
         plan(str(log), spec, runs=2, players=["p"], own_log=str(log))
     assert os.path.exists(log)
+    # a directory: logs of other conditions are passed over, not refused; none at all plays everything
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"spec": {**spec, "eval_name": "econarena.beauty_M.dev.v0"}}) + "\n")
+    assert sorted(plan(str(tmp_path), spec, runs=2, players=["p"]).done) == [0, 3]
+    assert plan(str(tmp_path), spec, runs=2, players=["p"], own_log=str(log)).done == {}
