@@ -284,6 +284,9 @@ def log_path_of(recorder: Any) -> Optional[str]:
 def hint(spec: Mapping[str, Any], log_path: str) -> str:
     """The two lines that tell how to resume the run ``spec`` describes from its log."""
     command = str((spec.get("run_config") or {}).get("command") or "")
+    if not command:  # not run by oaieval (a test, a script): no command line to repeat
+        return (f"To resume it, run the same eval again with resume_from={Path(log_path).resolve()} "
+                "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")
     return "To resume it (finished sessions are kept, only the missing ones are played):\n  " \
            + resume_command(command, log_path)
 
