@@ -1,43 +1,56 @@
 """Make stock ``oaieval``/``oaievalset`` find the EconArena registry once the package is installed.
 
 evals 3.0.1.post1 has no plugin discovery. ``pip install .`` puts ``econarena_evals_registry.pth``
-in site-packages; its one line calls ``install()`` at interpreter start-up. That only registers an
-import hook (no evals import, nothing slow): when ``evals.registry`` is first imported, we
+in site-packages; its one line calls ``install()`` at interpreter start-up, which only puts a
+finder on ``sys.meta_path`` (this module imports nothing at start-up: every Python start in the
+venv pays for it). When the ``evals.registry`` module *of the pip-installed evals distribution*
+is first imported, we
 
 * append this package's registry to ``evals.registry.DEFAULT_PATHS``;
-* drop repeated registry roots (the same directory twice, or our installed copy when the user
-  also passes ``--registry_path`` to a checkout's ``registry/``), which evals would otherwise
-  reject as ``duplicate entry``;
+* drop repeats of this plugin's registry (the same directory twice, or our installed copy when the
+  user also passes ``--registry_path`` to a checkout's ``registry/``), which evals would otherwise
+  reject as ``duplicate entry``; every other root is left exactly as evals handles it;
 * let a placeholder ``OPENAI_API_KEY`` stand in during that import only, because evals builds an
-  OpenAI client at import time and the built-in players need no key;
+  OpenAI client at import time and the built-in players need no key; the client it built is then
+  replaced by one made on first use from the environment as it is then, so no request ever
+  carries the placeholder (without a key, evals' model-list lookup fails at once, sending nothing);
 * look up ``econarena/...`` completion fns in the registry before asking the endpoint's model
   list, so the offline players never wait on a network;
 * read ``econarena/chat:MODEL`` as ``econarena/chat`` with ``model=MODEL``, so each player of an
   arena can be a different chat model (``--completion_args`` would give them all the same one).
 
-Any failure here is swallowed: a broken hook must never break Python start-up. This is a
-top-level module, not part of ``econarena_evals``, so that start-up does not import (and so pin)
-the installed package ahead of a source checkout on ``PYTHONPATH``.
+A failure here never breaks start-up or the import of evals: it is logged at debug level and kept
+in ``ERRORS``, which ``python -m econarena_evals.doctor`` lists. This is a top-level module, not
+part of ``econarena_evals``, so that start-up does not import (and so pin) the installed package
+ahead of a source checkout on ``PYTHONPATH``.
 """
-from __future__ import annotations
-
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
-from pathlib import Path
-from typing import Any, Optional, Sequence
 
-MARKER = Path("evals") / "econarena.yaml"
+TARGET = "evals.registry"
 PLACEHOLDER_KEY = "econarena-placeholder-key-not-for-openai"
 CHAT_NAME = "econarena/chat"
 CHAT_PREFIX = CHAT_NAME + ":"  # econarena/chat:MODEL names the model in the completion fn itself
+ERRORS = []  # (where, repr of the exception), for the doctor
+STATE = {"patched": False, "registry": None}
 
 
-def registry_root() -> Optional[Path]:
+def _note(where, exc):
+    ERRORS.append((where, f"{type(exc).__name__}: {exc}"))
+    try:
+        import logging
+
+        logging.getLogger("econarena_evals_hook").debug("econarena hook: %s failed", where, exc_info=exc)
+    except Exception:  # noqa: BLE001 - reporting must not fail either
+        pass
+
+
+def registry_root():
     """The registry of the ``econarena_evals`` that Python would import: its installed copy
     (``econarena_evals/registry``) or, for a source checkout, the ``registry/`` beside it."""
+    import importlib.util
+    from pathlib import Path
+
     try:
         spec = importlib.util.find_spec("econarena_evals")
     except (ImportError, ValueError):
@@ -46,36 +59,67 @@ def registry_root() -> Optional[Path]:
         return None
     package = Path(spec.origin).resolve().parent
     for candidate in (package / "registry", package.parent / "registry"):
-        if (candidate / MARKER).is_file():
+        if is_econarena_registry(candidate):
             return candidate
     return None
 
 
-def is_econarena_registry(path: Path) -> bool:
-    return (Path(path) / MARKER).is_file()
+def is_econarena_registry(path):
+    from pathlib import Path
+
+    return (Path(path) / "evals" / "econarena.yaml").is_file()
 
 
-def dedupe_roots(paths: Sequence[Any], ours: Optional[Path]) -> list[Path]:
-    """Registry roots without repeats; an explicitly given EconArena registry replaces ours."""
-    out: list[Path] = []
-    seen: set[Path] = set()
-    resolved = [(Path(p), Path(p).resolve()) for p in paths]
-    ours_resolved = ours.resolve() if ours is not None else None
-    explicit_econarena = any(r != ours_resolved and is_econarena_registry(r) for _, r in resolved)
-    for original, real in resolved:
-        if real in seen or (explicit_econarena and real == ours_resolved):
-            continue
-        seen.add(real)
+def dedupe_roots(paths, ours):
+    """Registry roots with this plugin's registry at most once; other roots untouched.
+
+    Our installed copy gives way to an EconArena registry given explicitly (a checkout's
+    ``registry/``); a root that is ours or an EconArena registry appears once. Any other repeated
+    root stays repeated, so evals' own ``duplicate entry`` check still sees it.
+    """
+    from pathlib import Path
+
+    ours_resolved = Path(ours).resolve() if ours is not None else None
+    resolved = [(p, Path(p).resolve()) for p in paths]
+    plugin = [r == ours_resolved or is_econarena_registry(r) for _, r in resolved]
+    explicit = any(is_plugin and r != ours_resolved for (_, r), is_plugin in zip(resolved, plugin))
+    out, seen = [], set()
+    for (original, real), is_plugin in zip(resolved, plugin):
+        if is_plugin:
+            if real in seen or (explicit and real == ours_resolved):
+                continue
+            seen.add(real)
         out.append(original)
     return out
 
 
-def patch(module: Any) -> None:
+class LazyClient:
+    """Stands in for the OpenAI client evals builds at import: the real one is made on first use,
+    from the environment as it is then (never from the import-time placeholder key)."""
+
+    def __init__(self, factory):
+        self._factory = factory
+        self._client = None
+
+    def __getattr__(self, name):
+        if self._client is None:
+            api_key = os.environ.get("OPENAI_API_KEY")
+            if api_key == PLACEHOLDER_KEY:
+                api_key = None
+            self._client = self._factory(api_key=api_key)  # raises OpenAIError without a key
+        return getattr(self._client, name)
+
+
+def patch(module):
     ours = registry_root()
+    STATE["registry"] = ours
     if ours is not None and ours not in module.DEFAULT_PATHS:
         module.DEFAULT_PATHS.append(ours)
+    if hasattr(module, "client") and hasattr(module, "OpenAI") and not isinstance(module.client, LazyClient):
+        module.client = LazyClient(module.OpenAI)
     registry_cls = module.Registry
     if getattr(registry_cls, "_econarena_patched", False):
+        STATE["patched"] = True
         return
     load = registry_cls._load_registry
     make = registry_cls.make_completion_fn
@@ -96,16 +140,41 @@ def patch(module: Any) -> None:
     registry_cls._load_registry = _load_registry
     registry_cls.make_completion_fn = make_completion_fn
     registry_cls._econarena_patched = True
+    STATE["patched"] = True
 
 
-class _Loader(importlib.abc.Loader):
-    def __init__(self, inner: importlib.abc.Loader) -> None:
+def is_installed_evals(origin):
+    """True if ``origin`` is the ``evals/registry.py`` of the pip-installed ``evals`` distribution."""
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        dist = metadata.distribution("evals")
+    except metadata.PackageNotFoundError:
+        return False
+    try:
+        expected = Path(dist.locate_file("evals/registry.py")).resolve()
+    except Exception:  # noqa: BLE001 - an odd distribution is simply not ours to patch
+        return False
+    return origin is not None and Path(origin).resolve() == expected
+
+
+class _Loader:
+    """Wraps evals.registry's own loader: every attribute passes through (``get_code`` for
+    ``python -m evals.registry``, ``get_source`` for inspect), ``exec_module`` adds the patch."""
+
+    def __init__(self, inner):
         self.inner = inner
+
+    def __getattr__(self, name):
+        if name == "inner":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def create_module(self, spec):
         return self.inner.create_module(spec)
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module):
         placeholder = "OPENAI_API_KEY" not in os.environ
         if placeholder:
             os.environ["OPENAI_API_KEY"] = PLACEHOLDER_KEY
@@ -116,25 +185,35 @@ class _Loader(importlib.abc.Loader):
                 del os.environ["OPENAI_API_KEY"]
         try:
             patch(module)
-        except Exception:  # noqa: BLE001 - see module docstring
-            pass
+        except Exception as exc:  # noqa: BLE001 - see module docstring
+            _note("patching evals.registry", exc)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
+    """A meta-path finder for ``evals.registry`` only; every other import costs one comparison."""
+
     def find_spec(self, fullname, path, target=None):
-        if fullname != "evals.registry":
+        if fullname != TARGET:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
-        return spec
+        try:
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.loader is not None and is_installed_evals(spec.origin):
+                spec.loader = _Loader(spec.loader)
+            return spec
+        except Exception as exc:  # noqa: BLE001 - fall back to the normal import
+            _note("finding evals.registry", exc)
+            return None
 
 
-def install() -> None:
+def install():
     try:
-        if "evals.registry" in sys.modules:
-            patch(sys.modules["evals.registry"])
+        module = sys.modules.get(TARGET)
+        if module is not None:
+            if is_installed_evals(getattr(module, "__file__", None)):
+                patch(module)
         elif not any(isinstance(f, _Finder) for f in sys.meta_path):
             sys.meta_path.insert(0, _Finder())
-    except Exception:  # noqa: BLE001 - see module docstring
-        pass
+    except Exception as exc:  # noqa: BLE001 - see module docstring
+        _note("install", exc)

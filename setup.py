@@ -64,8 +64,9 @@ setup(
     long_description_content_type="text/markdown",
     license="MIT",
     python_requires=">=3.9",
-    packages=["econarena_evals"],
+    packages=["econarena_evals", "econarena_evals.games"],
     py_modules=["econarena_evals_hook"],
+    package_data={"econarena_evals": ["references.json"]},
     cmdclass={"build_py": build_py_with_registry},
     install_requires=LEAN_RUNTIME,
     extras_require={

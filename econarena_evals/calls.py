@@ -1,12 +1,24 @@
-"""Seat calls: concurrent, capped, retried with backoff, and bounded by a deadline.
+"""Seat calls: concurrent, capped, retried with backoff, and bounded by a deadline at any load.
 
-This is the only module that deals with threads. A seat call runs on a reused daemon worker, in
-a copy of the caller's contextvars context, so evals' ``record_sampling`` inside a completion fn
-still finds its sample id. The caller waits at most ``call_timeout_s`` for it: evals' own OpenAI
-completion fns retry forever, and a deadline is the only way to stop waiting for them.
+This is the only module that deals with threads. Every seat call of every session goes through
+one process-wide dispatcher:
+
+* A call that waits for a slot of the cap (``max_concurrency``) waits in a FIFO queue and holds
+  nothing: no slot, no thread. Slots are handed out in order as calls end, so the wait is bounded
+  by the calls ahead of it, each of which is bounded in turn.
+* A call's deadline (``call_timeout_s``) runs from the moment it is sent. The caller stops waiting
+  for it at the deadline, gives its slot back at once and tells the call to stop retrying.
+* Retries are ours: at most ``max_attempts`` tries per call (``endpoints`` runs evals' own
+  OpenAI fns, which would otherwise retry forever, one try at a time under this policy).
+* A breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint is
+  taken for down, and its calls (waiting or queued) fail at once.
+
+A call runs on a reused daemon worker, in a copy of the caller's contextvars context, so evals'
+``record_sampling`` inside a completion fn still finds its sample id.
 """
 from __future__ import annotations
 
+import collections
 import contextvars
 import json
 import os
@@ -20,19 +32,6 @@ from typing import Callable, Optional, Sequence, Union
 
 DEFAULT_MAX_CONCURRENCY = 256
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
-
-_cap_lock = threading.Lock()
-_cap: Optional[threading.BoundedSemaphore] = None
-_cap_size: Optional[int] = None
-
-
-def process_cap(size: int) -> threading.BoundedSemaphore:
-    """The process-wide bound on seat calls in flight, shared by every session and eval."""
-    global _cap, _cap_size
-    with _cap_lock:
-        if _cap is None or _cap_size != size:
-            _cap, _cap_size = threading.BoundedSemaphore(size), size
-        return _cap
 
 
 def resolve_max_concurrency(arg: Optional[int]) -> int:
@@ -64,8 +63,23 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (ConnectionError, TimeoutError, json.JSONDecodeError))
 
 
+def is_endpoint_failure(exc: BaseException) -> bool:
+    """Failures that say the endpoint is down or refusing us, which the breaker counts.
+
+    A completion fn's own bug (a TypeError for an unexpected keyword, say) says nothing about the
+    endpoint: counting it would report a healthy endpoint as "taken for down".
+    """
+    if isinstance(exc, SeatCallError) or is_transient(exc):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError))
+
+
 class SeatCallError(RuntimeError):
-    """A seat call that still failed after its retries, or ran past its deadline."""
+    """A seat call that ran past its deadline, or was refused by its player's breaker."""
 
 
 @dataclass(frozen=True)
@@ -75,11 +89,15 @@ class CallPolicy:
     max_attempts: int = 4
     backoff_base_s: float = 1.0
     backoff_cap_s: float = 20.0
-    # After this many failed calls in a row for one player, with no success in between, its
+    # After this many endpoint failures in a row for one player, with no success in between, its
     # endpoint is taken for down: further calls fail at once (one probe per probe_interval_s
     # may close it again), so a dead endpoint costs one deadline, not one per wave of sessions.
     breaker_threshold: int = 20
     probe_interval_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1 or self.max_attempts < 1 or not self.call_timeout_s > 0:
+            raise ValueError("need max_concurrency >= 1, max_attempts >= 1 and call_timeout_s > 0")
 
     def backoff(self, attempt: int, jitter: random.Random) -> float:
         """Capped exponential backoff with full jitter, for attempt 1, 2, ..."""
@@ -89,9 +107,9 @@ class CallPolicy:
 class Breaker:
     """Consecutive-failure circuit breaker for one player's endpoint.
 
-    When it opens, the calls of that player still waiting (admitted just before) are failed at
-    once too, and the first probe waits ``probe_interval_s``: otherwise sessions starting while the
-    first failures come in would each wait out a full deadline on a dead endpoint.
+    When it opens, the calls of that player in flight are failed at once too, and the first probe
+    waits ``probe_interval_s``: otherwise sessions starting while the first failures come in would
+    each wait out a full deadline on a dead endpoint.
     """
 
     def __init__(self, threshold: int, probe_interval_s: float) -> None:
@@ -116,7 +134,8 @@ class Breaker:
             self._waiting.add((batch, i))
             return None
 
-    def record(self, batch: "_Batch", i: int, ok: bool, error: str = "") -> None:
+    def record(self, batch: "_Batch", i: int, result: Union[str, BaseException]) -> None:
+        ok = not isinstance(result, BaseException)
         with self._lock:
             if (batch, i) not in self._waiting:
                 return  # already failed by the breaker opening
@@ -124,17 +143,17 @@ class Breaker:
             if ok:
                 self._failures = 0
                 return
+            if not is_endpoint_failure(result):  # type: ignore[arg-type]
+                return
             self._failures += 1
-            self._last_error = error
+            self._last_error = f"{type(result).__name__}: {result}"
             if self._failures != self.threshold:
                 return
             self._next_probe = time.monotonic() + self.probe_interval_s
             stranded, self._waiting = self._waiting, set()
             why = self._why()
         for other, j in stranded:
-            other.cancelled[j] = True
-            other.settle(j, SeatCallError(why))
-            other.release_slot(j)
+            other.abandon(j, SeatCallError(why))
 
 
 # id(player) -> (player, breaker). The player is kept alive so that its id cannot be reused by a
@@ -154,8 +173,8 @@ def breaker_for(player: object, policy: CallPolicy) -> Breaker:
 class _Workers:
     """Daemon worker threads, reused from call to call; a new one starts only when none is idle.
 
-    Daemon, because a call we stopped waiting for may never return (evals' own OpenAI fns retry
-    forever) and must not keep the process alive.
+    Daemon, because a call we stopped waiting for may not return soon (a custom completion fn may
+    block or retry on its own) and must not keep the process alive.
     """
 
     def __init__(self) -> None:
@@ -170,7 +189,7 @@ class _Workers:
                 self._idle -= 1
         self._jobs.put(job)
         if spawn:
-            threading.Thread(target=self._work, daemon=True).start()
+            threading.Thread(target=self._work, daemon=True, name="econarena-seat-call").start()
 
     def _work(self) -> None:
         while True:
@@ -185,25 +204,61 @@ class _Workers:
 _workers = _Workers()
 
 
-class _Batch:
-    """The calls of one ``call_all``: results, deadlines and cap slots, under one condition."""
+class _Dispatcher:
+    """The process-wide cap on calls in flight and the FIFO queue of calls waiting for a slot."""
 
-    def __init__(self, n: int, cap: threading.BoundedSemaphore, breakers: Sequence[Breaker]) -> None:
-        self.breakers = breakers
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: collections.deque = collections.deque()
+        self.in_flight = 0
+
+    def enqueue(self, items: Sequence[tuple["_Batch", int, Callable[[], str]]]) -> None:
+        with self._lock:
+            self._pending.extend(items)
+        self.pump()
+
+    def release(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+        self.pump()
+
+    def pump(self) -> None:
+        """Start queued calls while slots are free. The cap is read from each call's own policy."""
+        while True:
+            with self._lock:
+                if not self._pending or self.in_flight >= self._pending[0][0].policy.max_concurrency:
+                    return
+                batch, i, call = self._pending.popleft()
+                if batch.done[i]:
+                    continue
+                self.in_flight += 1
+            if not batch.start(i, call):
+                with self._lock:  # refused by its breaker: the slot goes straight to the next call
+                    self.in_flight -= 1
+
+    def drop(self, batch: "_Batch") -> None:
+        """Forget the queued calls of a batch whose caller has stopped waiting."""
+        with self._lock:
+            self._pending = collections.deque(item for item in self._pending if item[0] is not batch)
+
+
+_dispatcher = _Dispatcher()
+
+
+class _Batch:
+    """The calls of one ``call_all``: results, deadlines and slots, under one condition."""
+
+    def __init__(self, players: Sequence[object], policy: CallPolicy) -> None:
+        n = len(players)
+        self.policy = policy
+        self.breakers = [breaker_for(p, policy) for p in players]
         self.cond = threading.Condition()
         self.results: list[Union[str, BaseException, None]] = [None] * n
         self.done = [False] * n
         self.remaining = n
-        self.cancelled = [False] * n
+        self.cancelled = [False] * n  # read by the worker between attempts: stop retrying
         self.holds_slot = [False] * n
-        self.cap = cap
-
-    def release_slot(self, i: int) -> None:
-        """Give call i's cap slot back once: when it ends, or when the caller stops waiting."""
-        with self.cond:
-            held, self.holds_slot[i] = self.holds_slot[i], False
-        if held:
-            self.cap.release()
+        self.deadline: list[Optional[float]] = [None] * n  # set when the call is sent
 
     def settle(self, i: int, result: Union[str, BaseException]) -> bool:
         """Record call i's result unless it is settled already; True if this settled it."""
@@ -212,18 +267,45 @@ class _Batch:
                 return False
             self.results[i], self.done[i] = result, True
             self.remaining -= 1
-            if self.remaining == 0:
-                self.cond.notify()
+            self.cond.notify()
             return True
+
+    def release_slot(self, i: int) -> None:
+        """Give call i's slot back once: when it ends, or when the caller stops waiting for it."""
+        with self.cond:
+            held, self.holds_slot[i] = self.holds_slot[i], False
+        if held:
+            _dispatcher.release()
+
+    def start(self, i: int, call: Callable[[], str]) -> bool:
+        """Call i has a slot: send it and return True, unless its player's breaker refuses."""
+        with self.cond:
+            self.holds_slot[i] = True  # before admitting: a breaker opening now must free it
+        refused = self.breakers[i].admit(self, i)
+        if refused is not None:
+            with self.cond:
+                self.holds_slot[i] = False  # the dispatcher hands this slot on itself
+            self.settle(i, SeatCallError(refused))
+            return False
+        with self.cond:
+            self.deadline[i] = time.monotonic() + self.policy.call_timeout_s
+            self.cond.notify()  # the caller now has a deadline to watch
+        _workers.submit(partial(contextvars.copy_context().run, _attempts, call, self.policy, self, i))
+        return True
 
     def finish(self, i: int, result: Union[str, BaseException]) -> None:
         """Call i ended by itself: settle it, free its slot, and tell its player's breaker."""
         settled = self.settle(i, result)
         self.release_slot(i)
         if settled:
-            ok = not isinstance(result, BaseException)
-            self.breakers[i].record(self, i, ok, "" if ok else f"{type(result).__name__}: {result}")
+            self.breakers[i].record(self, i, result)
 
+    def abandon(self, i: int, error: SeatCallError) -> bool:
+        """Stop waiting for call i: it fails with ``error``, stops retrying and frees its slot."""
+        self.cancelled[i] = True
+        settled = self.settle(i, error)
+        self.release_slot(i)
+        return settled
 
 
 def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int) -> None:
@@ -238,7 +320,11 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
             result = exc
             if attempt >= policy.max_attempts or not is_transient(exc) or batch.cancelled[i]:
                 break
-            time.sleep(policy.backoff(attempt, jitter))
+            deadline = batch.deadline[i]
+            pause = policy.backoff(attempt, jitter)
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                break  # the next try could not finish in time: fail now and free the slot
+            time.sleep(pause)
             if batch.cancelled[i]:
                 break
     batch.finish(i, result)
@@ -251,41 +337,32 @@ def call_all(
 
     Each result is the reply or the error; never raises for a failing call. A call past its
     deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
+    Returns once every call is settled: none of them is retrying any more.
     """
-    cap = process_cap(policy.max_concurrency)
-    breakers = [breaker_for(player, policy) for player, _ in calls]
-    batch = _Batch(len(calls), cap, breakers)
-    deadlines: list[float] = [0.0] * len(calls)
-    for i, (_, call) in enumerate(calls):
-        cap.acquire()
-        refused = breakers[i].admit(batch, i)
-        if refused is not None:
-            cap.release()
-            batch.settle(i, SeatCallError(refused))
-            continue
-        batch.holds_slot[i] = True
-        deadlines[i] = time.monotonic() + policy.call_timeout_s
-        _workers.submit(partial(contextvars.copy_context().run, _attempts, call, policy, batch, i))
-    # Deadlines grow with i (calls start in order), so the first unsettled call is the next to expire.
-    first = 0
-    while True:
-        with batch.cond:
-            if not batch.remaining:
-                break
-            while batch.done[first]:
-                first += 1
-            timeout = deadlines[first] - time.monotonic()
-            if timeout > 0:
-                batch.cond.wait(timeout)
-                continue
-        # A call we gave up on no longer counts: its worker only finishes the attempt it is in
-        # (it cannot be interrupted), then stops. The breaker hears of it outside our lock, since
-        # opening may fail other batches' calls.
-        batch.cancelled[first] = True
-        error = SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
-        if batch.settle(first, error):
-            batch.release_slot(first)
-            breakers[first].record(batch, first, False, f"{type(error).__name__}: {error}")
+    if not calls:
+        return []
+    batch = _Batch([player for player, _ in calls], policy)
+    _dispatcher.enqueue([(batch, i, call) for i, (_, call) in enumerate(calls)])
+    try:
+        while True:
+            expired = []
+            with batch.cond:
+                if not batch.remaining:
+                    break
+                now = time.monotonic()
+                pending = [(d, i) for i, d in enumerate(batch.deadline) if d is not None and not batch.done[i]]
+                expired = [i for d, i in pending if d <= now]
+                if not expired:
+                    # Calls still queued have no deadline yet; a start or an end wakes us.
+                    batch.cond.wait(min((d for d, _ in pending), default=now + 1.0) - now)
+                    continue
+            for i in expired:
+                # The worker only finishes the try it is in (it cannot be interrupted), then stops.
+                error = SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
+                if batch.abandon(i, error):
+                    batch.breakers[i].record(batch, i, error)
+    finally:
+        _dispatcher.drop(batch)
     results = list(batch.results)
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]

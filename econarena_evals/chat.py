@@ -149,7 +149,9 @@ class ChatCompletionFn(CompletionFn):
             messages = [{"role": "user", "content": prompt}]
         else:
             messages = [{"role": m["role"], "content": m["content"]} for m in prompt]
-        client = shared_client(self.api_base, self.api_key, self.request_timeout_s, self.max_retries)
+        # The eval passes its call deadline: a request must not outlive the eval's wait for it.
+        timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
+        client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries)
         response = self._create(client, messages, kwargs)
         text = ""
         if response.choices and response.choices[0].message is not None:

@@ -1,13 +1,15 @@
 """The EconArena eval: turns sessions into seat calls and scored runs into log events.
 
-All game logic lives in the pure modules (``beauty``, ``auction``, ``metrics``, ``utils``); this
-class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``utils``);
+this class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+It asks the cell's game for prompts, scores and event fields, and never branches on which game.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -16,11 +18,13 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from . import auction, beauty, resume
+from . import resume
 from .calls import CallPolicy, call_all, resolve_max_concurrency
+from .endpoints import single_try
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
-from .prompts import PastRun, auction_prompt, beauty_prompt
+from .games import get as get_game
+from .prompts import PastRun
 from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
 from .utils import parse_choice
@@ -58,7 +62,7 @@ class EconArena(evals.Eval):
         value_max: int = 100,
         assets: float = 100,
         fee: float = 10,
-        temperature: Optional[float] = 1.0,
+        temperature: Optional[float] = 0.7,
         max_tokens: Optional[int] = 1024,
         pass_seed: bool = True,
         max_concurrency: Optional[int] = None,
@@ -78,6 +82,7 @@ class EconArena(evals.Eval):
             value_sd=float(value_sd), value_min=int(value_min), value_max=int(value_max),
             assets=float(assets), fee=float(fee),
         )
+        self.game = get_game(self.cell.game)
         self.cell_name = self.name.split(".")[1]
         self.sampling_kwargs = {
             k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
@@ -96,6 +101,7 @@ class EconArena(evals.Eval):
         self.roster: list[tuple[str, CompletionFn]] = [
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
+        self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
 
@@ -110,7 +116,7 @@ class EconArena(evals.Eval):
         if self.resume_from:  # refused here, before any call, if the log is another condition
             plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
                                self.player_names, own_log=resume.log_path_of(recorder))
-            resume.check_samples(plan.done, sessions)
+            resume.check_samples(plan.done, sessions, self._game_params)
             self.resumed = plan.done
             logger.info("resuming %s: %d finished sessions kept, %d cut off or errored played again",
                         plan.source, len(plan.done), len(plan.replay))
@@ -122,7 +128,14 @@ class EconArena(evals.Eval):
         if any(r is None for r in results):
             resume.hint_at_exit(recorder, f"{sum(r is None for r in results)} sessions errored.")
         unify_usage_keys(recorder)
-        return final_report(results, self.player_names)
+        report = final_report(results, self.player_names)
+        if self._errors:
+            # Loud on purpose: an errored session is left out of the means, and a report with fewer
+            # sessions than asked for must not pass for a clean one.
+            first = min(self._errors)
+            print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
+                  f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
+        return report
 
     def _seat_roster(self, cli_names: list[str]) -> None:
         """Who can sit: the command line's players in order, then the cell's opponents.
@@ -199,9 +212,17 @@ class EconArena(evals.Eval):
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
+        send = single_try(fn, self.policy.call_timeout_s)
 
         def call() -> str:
-            completions = fn(prompt, **kwargs).get_completions()
+            try:
+                completions = send(prompt, **kwargs).get_completions()
+            except TypeError as exc:
+                if "keyword argument" not in str(exc):
+                    raise
+                raise TypeError(
+                    f"{exc}. The completion fn must accept the keyword arguments the eval passes "
+                    f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
             return completions[0] if completions else ""
 
         return call
@@ -211,30 +232,16 @@ class EconArena(evals.Eval):
         key = f"{self.seed}:{self.cell_name}:{state.session.index}:{run}:{seat}"
         return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
 
-    # ---- the game-specific pieces ----
+    # ---- the game-specific pieces: the game says ----
 
     def _prompt(self, session: Session, run: int, seat: int, past: Sequence[PastRun]) -> list[dict[str, str]]:
-        common = dict(seat=seat, n=self.cell.seats, run=run + 1, runs=self.cell.runs, past=past)
-        if self.cell.game == "beauty":
-            assert session.c_bar is not None
-            return beauty_prompt(c_bar=session.c_bar, prize=self.cell.prize, **common)
-        assert session.values is not None
-        return auction_prompt(value=session.values[run][seat - 1], assets=self.cell.assets, fee=self.cell.fee,
-                              **common)
+        return self.game.seat_prompt(self.cell, session, run, seat, past)
 
     def _score(self, state: _SessionState, run: int, actions: list[Optional[float]]) -> RunOutcome:
-        if self.cell.game == "beauty":
-            assert state.session.c_bar is not None
-            return beauty.score_run(actions, state.session.c_bar, self.cell.prize, state.seat_names)
-        assert state.session.values is not None
-        return auction.score_run(actions, state.session.values[run], self.cell.assets, self.cell.fee,
-                                 state.seat_names)
+        return self.game.score(self.cell, state.session, run, actions, state.seat_names)
 
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:
-        if self.cell.game == "beauty":
-            return {"c_bar": session.c_bar, "prize": self.cell.prize}
-        assert session.values is not None
-        return {"assets": self.cell.assets, "fee": self.cell.fee, "values": list(session.values[run])}
+        return self.game.event_params(self.cell, session, run)
 
     @staticmethod
     def _past_run(outcome: RunOutcome, run: int) -> PastRun:
@@ -257,5 +264,7 @@ class EconArena(evals.Eval):
             for metric in METRICS:
                 data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
         data["errored"] = state.error is not None
+        if state.error is not None:
+            self._errors.append((state.session.index, state.error))
         data["error"] = state.error
         evals.record.record_event("econarena_session", data)

@@ -32,6 +32,14 @@ class EvalLog:
         parts = self.eval_name.split(".")
         return parts[1] if len(parts) > 1 else ""
 
+    @property
+    def game(self) -> Optional[str]:
+        """The game's name: from the run events, else from the eval's args (a log with no finished run)."""
+        if self.runs:
+            return str(self.runs[0]["game"])
+        args = ((self.spec.get("run_config") or {}).get("eval_spec") or {}).get("args") or {}
+        return str(args["game"]) if "game" in args else None
+
     @cached_property
     def players(self) -> list[str]:
         """The command line's players (the first is the evaluated one), then any other player that

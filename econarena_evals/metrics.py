@@ -10,6 +10,7 @@ import math
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from .games import get as get_game
 from .outcome import RunOutcome, SeatOutcome
 
 # Reported figures are rounded to 12 decimals: float noise (4.2 / 5 == 0.8400000000000001) would
@@ -34,9 +35,8 @@ def payoff_ratio(seat: SeatOutcome) -> float:
 
 
 def win_share(run: RunOutcome, seat: SeatOutcome) -> float:
-    if run.game == "beauty":
-        return seat.payoff / run.prize if run.prize else 0.0
-    return 1.0 if run.won(seat.seat) else 0.0
+    """The game says what winning means: a share of the prize, or the item."""
+    return get_game(run.game).win_share(run, seat)
 
 
 def _mean(xs: Sequence[float]) -> float:

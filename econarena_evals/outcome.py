@@ -1,6 +1,6 @@
 """Plain data for one scored run: what each seat did and got, and what equilibrium play would give.
 
-These records are the single currency between the game rules (``beauty``, ``auction``), the metrics
+These records are the single currency between the game rules (``games/``), the metrics
 (``metrics``) and the log (``econarena_run`` events): ``RunOutcome.to_event`` writes exactly what
 ``RunOutcome.from_event`` reads back, so any log can be re-scored without the eval.
 """
@@ -48,13 +48,13 @@ class SeatOutcome:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    game: str  # "beauty" | "auction"
-    scale: float  # c_bar (beauty) or assets (auction): the unit of distance to equilibrium
-    prize: float  # beauty: x; auction: unused (0)
+    game: str  # a name in ``games.GAMES``
+    scale: float  # c_bar (beauty) or assets (auctions): the unit of distance to equilibrium
+    prize: float  # beauty: x; auctions: unused (0)
     seats: tuple[SeatOutcome, ...]
     winners: tuple[int, ...]
     target: Optional[float] = None  # beauty only
-    price: Optional[float] = None  # auction only
+    price: Optional[float] = None  # auctions only
 
     def won(self, seat: int) -> bool:
         return seat in self.winners
@@ -69,8 +69,10 @@ def finite_or_none(x: Optional[float]) -> Optional[float]:
 
 def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: int, history_runs: int,
               game_params: dict[str, Any]) -> dict[str, Any]:
-    """The ``econarena_run`` event (SPEC section 8). ``game_params``: c_bar and prize, or assets, fee, values."""
-    event: dict[str, Any] = {
+    """The ``econarena_run`` event (SPEC section 8). ``game_params``: the game's ``event_params``."""
+    from .games import get  # local: the game modules import this one
+
+    return {
         "cell": cell,
         "session": session,
         "run": run,
@@ -80,23 +82,12 @@ def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: i
         "history_runs": history_runs,
         "winners": list(outcome.winners),
         "seats": [s.to_dict() for s in outcome.seats],
+        **get(outcome.game).event_result(outcome),
     }
-    if outcome.game == "beauty":
-        event["target"] = outcome.target
-    else:
-        event["price"] = outcome.price
-    return event
 
 
 def outcome_from_event(event: dict[str, Any]) -> RunOutcome:
     """Inverse of ``run_event``: the scored run as the log holds it."""
-    beauty = event["game"] == "beauty"
-    return RunOutcome(
-        game=event["game"],
-        scale=float(event["c_bar"] if beauty else event["assets"]),
-        prize=float(event["prize"]) if beauty else 0.0,
-        seats=tuple(SeatOutcome.from_dict(s) for s in event["seats"]),
-        winners=tuple(int(w) for w in event["winners"]),
-        target=event.get("target"),
-        price=event.get("price"),
-    )
+    from .games import get
+
+    return get(event["game"]).outcome_from_event(event)

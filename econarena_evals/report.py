@@ -5,8 +5,10 @@ ones, and writes ``report.md``, ``report.json``, ``convergence_<cell>.png`` and
 ``first_run_<cell>.png``. A log that is partial, holds errored sessions or comes from another eval
 is reported as such (which file, and why), never a crash.
 
-Where several logs hold the same condition (same players, same eval), the newest is used and the
-others are listed as superseded, so a rerun does not count twice.
+Logs are keyed by their condition (SPEC section 9; ``selection``): one column per condition, named
+by cell plus what differs from the registry's defaults; a finished log beats a partial one, the
+newest finished wins, and every log not used is listed with its reason. The overall figures average
+default-condition columns only, self-play and arena apart. Nothing here imports evals or needs a key.
 """
 from __future__ import annotations
 
@@ -20,36 +22,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .logs import EvalLog, find_logs, read_log
+from .games import GAMES, Game
+from .games import get as get_game
+from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
 from .outcome import outcome_from_event
+from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
 
-# Nagel (1995), the p = 2/3 session over four periods: mean choices of [0, 100] (REFERENCE.md).
-NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
-NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 1995
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
 
 
 @dataclass
-class Condition:
+class Row:
     """One player in one column of the leaderboard: a cell, self-play or with others at the table."""
 
     player: str
-    column: str  # cell, or "cell (arena)" when the log seated several players
+    column: str  # the condition's name: cell plus what differs from the registry defaults
     cell: str
     log: Path
+    group: Optional[str] = None  # which overall figure the column counts towards, if any
+    finished: bool = True  # False: a partial log (no final report), its finished sessions used
     sessions: list[dict[str, Optional[float]]] = field(default_factory=list)  # per finished session
     errored: int = 0
     seats: int = 0
     rule_breaks: int = 0
     tokens: Optional[float] = None  # mean total tokens per session, from evals' usage totals
-
-
-def column_of(log: EvalLog) -> str:
-    seated = {s["player"] for r in log.runs for s in r["seats"]}
-    return log.cell if len(seated) <= 1 else f"{log.cell} (arena)"
 
 
 def bootstrap_ci(values: Sequence[float], rng: random.Random) -> tuple[float, float]:
@@ -73,29 +72,30 @@ def stratified_ci(groups: Sequence[Sequence[float]], rng: random.Random) -> tupl
     return stats[int(0.025 * BOOTSTRAP_RESAMPLES)], stats[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
 
 
-def conditions_of(log: EvalLog) -> list[Condition]:
-    column = column_of(log)
+def rows_of(chosen: Chosen) -> list[Row]:
+    log = chosen.log
     out = []
     report = log.final_report or {}
     for i, player in enumerate(log.players):
-        cond = Condition(player=player, column=column, cell=log.cell, log=log.path)
+        row = Row(player=player, column=chosen.column, cell=log.cell, log=log.path, group=chosen.group,
+                  finished=chosen.finished)
         for s in log.sessions:
             if s.get("errored"):
-                cond.errored += 1 if i == 0 else 0
+                row.errored += 1 if i == 0 else 0  # counted once per session, on the evaluated player
                 continue
             keys = {m: (m if i == 0 else f"{m}/{player}") for m in METRICS}
             if s.get(keys["eas"]) is not None:
-                cond.sessions.append({m: s.get(k) for m, k in keys.items()})
+                row.sessions.append({m: s.get(k) for m, k in keys.items()})
         for r in log.runs:
             for seat in r["seats"]:
                 if seat["player"] == player:
-                    cond.seats += 1
-                    cond.rule_breaks += not seat["valid"]
+                    row.seats += 1
+                    row.rule_breaks += not seat["valid"]
         total = report.get("usage_total_tokens")
         if i == 0 and isinstance(total, (int, float)) and log.sessions:
-            cond.tokens = total / len(log.sessions)
-        if cond.seats or i == 0:  # the evaluated player is reported even when every session errored
-            out.append(cond)
+            row.tokens = total / len(log.sessions)
+        if row.seats or i == 0:  # the evaluated player is reported even when every session errored
+            out.append(row)
     return out
 
 
@@ -114,27 +114,24 @@ def convergence_series(log: EvalLog, player: str) -> list[float]:
 
 
 def first_run_shares(log: EvalLog, player: str) -> list[float]:
-    """First-run actions as a fraction of c_bar (beauty) or of the seat's value (auction); valid ones."""
+    """First-run actions as the game measures them (a fraction of c_bar, or of the seat's value); valid ones."""
     shares = []
     for r in log.runs:
         if r["run"] != 0:
             continue
+        game = get_game(r["game"])
         for seat in r["seats"]:
             if seat["player"] != player or not seat["valid"]:
                 continue
-            if r["game"] == "beauty":
-                shares.append(seat["action"] / r["c_bar"])
-            elif seat["ne_action"] > 0:
-                shares.append(seat["action"] / seat["ne_action"])
+            share = game.first_run_share(r, seat)
+            if share is not None:
+                shares.append(share)
     return shares
 
 
-def human_first_run_model(game: str, n: int = 20000) -> list[float]:
-    """Draws from econarena/human's first-run model (calibrated to Nagel 1995), as shares."""
-    from .players import human_first_run_share
-
-    rng = random.Random(BOOTSTRAP_SEED)
-    return [human_first_run_share(game, rng) for _ in range(n)]
+def human_first_run_model(game: Game, first_runs: Sequence[dict[str, Any]] = (), n: int = 20000) -> list[float]:
+    """Draws from econarena/human's first-run model, as shares, on the log's first runs if it needs them."""
+    return game.human_first_run_shares(first_runs, random.Random(BOOTSTRAP_SEED), n)
 
 
 def _plt():
@@ -148,17 +145,18 @@ def _plt():
     return plt
 
 
-def plot_convergence(cell: str, game: str, series: dict[str, list[float]], path: Path) -> list[str]:
-    """One line per player (mean d by run) and, for a beauty contest, Nagel's human series."""
+def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path) -> list[str]:
+    """One line per player (mean d by run) and the game's human series, if the literature has one."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
     for player, ys in sorted(series.items()):
         ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
-    if game == "beauty":
-        ax.plot(range(1, len(NAGEL_PERIOD_MEANS) + 1), [m / 100 for m in NAGEL_PERIOD_MEANS], linestyle="--",
-                marker="s", color=HUMAN_COLOUR, linewidth=2, label="humans, Nagel (1995)")
+    if game.REPORT.human_convergence is not None:
+        human_label, human_series = game.REPORT.human_convergence
+        ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
+                marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
     ax.set_xlabel("run")
-    ax.set_ylabel("mean distance to equilibrium d" + (" (= choice / c)" if game == "beauty" else " (|bid - v| / A)"))
+    ax.set_ylabel(game.REPORT.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     ax.grid(alpha=0.3)
@@ -177,7 +175,8 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
     return [0.0] + xs, [0.0] + [(i + 1) / n for i in range(n)]
 
 
-def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: Path) -> list[str]:
+def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
+                   first_runs: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Cumulative distribution of first-run choices, one line per player, and the human one.
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
@@ -185,20 +184,22 @@ def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: P
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
-    top = 1.0 if game == "beauty" else 1.6
+    labels_of = game.REPORT
     for player, xs in sorted(shares.items()):
         if xs:
             ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
-    human_label = "humans, calibrated to Nagel (1995)" if game == "beauty" else "humans (model: overbidding)"
-    ax.plot(*ecdf(human_first_run_model(game)), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
-            drawstyle="steps-post", label=human_label)
-    if game == "beauty":
-        ax.axvline(NAGEL_FIRST_MEDIAN / 100, color="grey", linestyle=":", linewidth=1)
-        ax.text(NAGEL_FIRST_MEDIAN / 100, 0.02, " Nagel median", color="grey", fontsize=8)
-    ax.set_xlabel("first-run choice / c" if game == "beauty" else "first-run bid / value")
+    human = human_first_run_model(game, first_runs)
+    if human:
+        ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
+                drawstyle="steps-post", label=labels_of.human)
+    if labels_of.human_marker is not None:
+        x, text = labels_of.human_marker
+        ax.axvline(x, color="grey", linestyle=":", linewidth=1)
+        ax.text(x, 0.02, " " + text, color="grey", fontsize=8)
+    ax.set_xlabel(labels_of.first_run)
     ax.set_ylabel("share of first-run choices at or below x")
     ax.set_title(f"First-run choices, {cell}")
-    ax.set_xlim(-0.01, top)
+    ax.set_xlim(-0.01, labels_of.first_run_max)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
@@ -209,8 +210,9 @@ def plot_first_run(cell: str, game: str, shares: dict[str, list[float]], path: P
     return labels
 
 
-def label(cond: Condition) -> str:
-    return cond.player if cond.column == cond.cell else f"{cond.player} ({cond.column.split(' ', 1)[1][1:-1]})"
+def label(row: Row) -> str:
+    """A plot legend entry: the player, and the column when it is not the plain cell."""
+    return row.player if row.column == row.cell else f"{row.player}, {row.column}"
 
 
 def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str:
@@ -221,94 +223,76 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
     return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def select_logs(paths: Sequence[Path]) -> tuple[list[EvalLog], list[dict[str, str]]]:
-    """The logs to report, and a note on every file read: used, partial, superseded or skipped."""
-    notes: list[dict[str, str]] = []
-    usable: list[EvalLog] = []
-    for path in find_logs(paths):
-        log = read_log(path)
-        if not log.spec:
-            notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
-            continue
-        if not log.is_econarena:
-            notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
-            continue
-        if not log.sessions:
-            notes.append({"file": str(path), "status": "skipped", "why": "no finished or errored session in the log"})
-            continue
-        usable.append(log)
-    newest: dict[tuple, EvalLog] = {}
-    for log in sorted(usable, key=lambda lg: str(lg.spec.get("created_at", ""))):
-        key = (tuple(log.players), log.eval_name)
-        if key in newest:
-            old = newest[key]
-            notes.append({"file": str(old.path), "status": "superseded",
-                          "why": f"a newer log of the same condition: {log.path}"})
-        newest[key] = log
-    for log in newest.values():
-        why = []
-        if log.final_report is None:
-            why.append("partial: no final report (the run did not finish); its finished sessions are used")
-        errored = sum(1 for s in log.sessions if s.get("errored"))
-        if errored:
-            why.append(f"{errored} errored session(s), left out of the means")
-        why += [p for p in log.problems if "final report" not in p]
-        notes.append({"file": str(log.path), "status": "partial" if log.final_report is None else "used",
-                      "why": "; ".join(why)})
-    return list(newest.values()), notes
-
-
 def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
-    logs, notes = select_logs(paths)
+    chosen, notes = select(paths)
+    logs = [c.log for c in chosen]
     rng = random.Random(BOOTSTRAP_SEED)
-    conditions = [c for log in logs for c in conditions_of(log)]
-    players = sorted({c.player for c in conditions})
-    columns = sorted({c.column for c in conditions})
-    by_key = {(c.player, c.column): c for c in conditions}
+    rows = [r for c in chosen for r in rows_of(c)]
+    players = sorted({r.player for r in rows})
+    columns = sorted({r.column for r in rows})
+    by_key = {(r.player, r.column): r for r in rows}
 
-    result: dict[str, Any] = {"inputs": notes, "conditions": [], "overall": {}, "plots": {}}
-    for c in conditions:
+    result: dict[str, Any] = {"inputs": notes, "conditions": [], "overall": {}, "overall_groups": {}, "plots": {}}
+    for c in rows:
         metrics = {}
         for m in METRICS:
             values = [s[m] for s in c.sessions if s[m] is not None]
             metrics[m] = {"mean": round(math.fsum(values) / len(values), 12) if values else None,
                           "ci95": list(bootstrap_ci(values, rng)) if values else None}
         result["conditions"].append({
-            "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log),
-            "sessions": len(c.sessions), "errored_sessions": c.errored,
+            "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
+            "finished": c.finished, "sessions": len(c.sessions), "errored_sessions": c.errored,
             "rule_break_rate": c.rule_breaks / c.seats if c.seats else None,
             "tokens_per_session": c.tokens, "metrics": metrics,
         })
     cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
-    for p in players:
-        groups = [[s["eas"] for s in by_key[(p, col)].sessions] for col in columns if (p, col) in by_key]
-        means = [math.fsum(g) / len(g) for g in groups if g]
-        result["overall"][p] = {"eas": math.fsum(means) / len(means) if means else None,
-                                "ci95": list(stratified_ci(groups, rng)) if means else None,
-                                "columns": len(means)}
+    groups_present = [g for g in (SELF_PLAY, SELF_PLAY_TEST, ARENA) if any(r.group == g for r in rows)]
+    for group in groups_present:
+        figures = result["overall_groups"][group] = {}
+        for p in players:
+            samples = [[s["eas"] for s in by_key[(p, col)].sessions] for col in columns
+                       if (p, col) in by_key and by_key[(p, col)].group == group]
+            means = [math.fsum(g) / len(g) for g in samples if g]
+            if means:
+                figures[p] = {"eas": math.fsum(means) / len(means), "ci95": list(stratified_ci(samples, rng)),
+                              "columns": len(means)}
+    result["overall"] = result["overall_groups"].get(SELF_PLAY, {})
 
-    lines = ["# EconArena report", "",
-             f"{len(logs)} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
-             "finished sessions with a 95 % bootstrap interval over sessions "
-             f"({BOOTSTRAP_RESAMPLES} resamples); *overall* is the mean of a player's column means, its interval "
-             "from resampling sessions within each column. A column is a cell, marked *(arena)* when the log "
-             "seated several players.", ""]
+    errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
+    lines = ["# EconArena report", ""]
+    if errored_rows:
+        total = sum(d["errored_sessions"] for d in errored_rows)
+        lines += [f"> **{total} errored session(s)** are left out of the means: "
+                  + "; ".join(f"{d['player']} in {d['column']}: {d['errored_sessions']}" for d in errored_rows)
+                  + " (see *Rule breaks, errors and tokens*).", ""]
+    partial_rows = [d for d in result["conditions"] if not d["finished"]]
+    if partial_rows:
+        lines += ["> **Partial logs** (the run did not finish; their finished sessions are used): "
+                  + "; ".join(sorted({f"{d['column']} ({Path(d['log']).name})" for d in partial_rows})), ""]
+    lines += [f"{len(logs)} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
+              "finished sessions with a 95 % bootstrap interval over sessions "
+              f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
+              "split, and in brackets the arena roster and every arg that differs from the registry's defaults. "
+              f"*{SELF_PLAY}* is the mean of a player's default self-play columns (dev split), its interval from "
+              f"resampling sessions within each column; *{SELF_PLAY_TEST}* the same over test-split columns and "
+              f"*{ARENA}* over default arena and opponent columns. Columns with other args are in no overall.", ""]
 
     def table(metric: str) -> list[str]:
-        head = ["player"] + columns + (["overall"] if metric == "eas" else [])
-        rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        overall_cols = groups_present if metric == "eas" else []
+        head = ["player"] + columns + overall_cols
+        rows_md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for p in players:
             cells = []
             for col in columns:
                 d = cond_json.get((p, col))
                 m = d["metrics"][metric] if d else None
                 cells.append(_fmt(m["mean"], tuple(m["ci95"] or (math.nan, math.nan))) if m else "")
-            if metric == "eas":
-                o = result["overall"][p]
-                cells.append(_fmt(o["eas"], tuple(o["ci95"]) if o["ci95"] else None))
-            rows.append("| " + " | ".join([p] + cells) + " |")
-        return rows
+            for group in overall_cols:
+                o = result["overall_groups"][group].get(p)
+                cells.append(_fmt(o["eas"], tuple(o["ci95"])) if o else "")
+            rows_md.append("| " + " | ".join([p] + cells) + " |")
+        return rows_md
 
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
     for m in COMPONENTS:
@@ -319,21 +303,28 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
         tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
         rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
-        cols = [d["player"], d["column"], str(d["sessions"]), str(d["errored_sessions"]), rate, tokens]
+        errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
+        cols = [d["player"], d["column"], str(d["sessions"]), errored, rate, tokens]
         lines.append("| " + " | ".join(cols) + " |")
 
     lines += ["", "## Plots", ""]
-    for cell in sorted({c.cell for c in conditions}):
+    for cell in sorted({r.cell for r in rows}):
         cell_logs = [lg for lg in logs if lg.cell == cell]
-        game = cell_logs[0].runs[0]["game"] if cell_logs and cell_logs[0].runs else "beauty"
+        game_name = next((lg.game for lg in cell_logs if lg.runs), cell_logs[0].game if cell_logs else None)
+        if game_name not in GAMES:  # a log of no known game: nothing to label its plots with
+            continue
+        game = get_game(game_name)
+        first_runs = [r for lg in cell_logs for r in lg.runs if r["run"] == 0]
         series, shares = {}, {}
-        for c in (c for c in conditions if c.cell == cell):
+        for c in (r for r in rows if r.cell == cell):
             log = next(lg for lg in cell_logs if lg.path == c.log)
             series[label(c)] = convergence_series(log, c.player)
             shares[label(c)] = first_run_shares(log, c.player)
-        for name, plot, data in ((f"convergence_{cell}.png", plot_convergence, series),
-                                 (f"first_run_{cell}.png", plot_first_run, shares)):
-            result["plots"][name] = {"lines": plot(cell, game, data, out / name)}
+        plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png")),
+                 (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
+                                                          first_runs)))
+        for name, plot_lines in plots:
+            result["plots"][name] = {"lines": plot_lines}
             lines.append(f"![{name}]({name})")
         lines.append("")
 
@@ -365,6 +356,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         if n["status"] != "used" or n["why"]:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
     print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'} and {len(result['plots'])} plots")
+    errored = sum(d["errored_sessions"] for d in result["conditions"])
+    if errored:
+        print(f"warning: {errored} errored session(s) left out of the means; see report.md", file=sys.stderr)
     return 0 if result["conditions"] else 1
 
 

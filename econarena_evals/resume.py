@@ -25,7 +25,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import evals.record
 
@@ -188,8 +188,10 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     return out
 
 
-def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any]) -> None:
-    """A done session must be the same session in today's samples file (same c_bar or values)."""
+def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
+                  game_params: Callable[[Any, int], Mapping[str, Any]]) -> None:
+    """A done session must be the same session in today's samples file: every game parameter the
+    eval would log for its runs (``c_bar``, ``values``, ...) equals the logged one."""
     by_index = {s.index: s for s in sessions}
     for index, d in done.items():
         session = by_index.get(index)
@@ -198,13 +200,12 @@ def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any]) -> N
         for type_, data in d.events:
             if type_ != "econarena_run":
                 continue
-            if "c_bar" in data and session.c_bar is not None and data["c_bar"] != session.c_bar:
-                raise ResumeRefused(f"session {index}: c_bar {data['c_bar']} in the log, {session.c_bar} in "
-                                    "the samples file: the samples file changed since the log was written")
-            if "values" in data and session.values is not None and list(data["values"]) != list(
-                    session.values[int(data["run"])]):
-                raise ResumeRefused(f"session {index} run {data['run']}: values differ from the samples file: "
-                                    "the samples file changed since the log was written")
+            run = int(data["run"])
+            for key, value in game_params(session, run).items():
+                if key in data and json.loads(json.dumps(value)) != data[key]:
+                    raise ResumeRefused(
+                        f"session {index} run {run}: {key} is {data[key]} in the log, {value} in the samples "
+                        "file: the samples file changed since the log was written")
 
 
 def rerecord(done: DoneSession) -> SessionResult:

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-GAMES = ("beauty", "auction")
+if TYPE_CHECKING:
+    from .games import Game
+
+
+def _game(name: str) -> "Game":
+    """The game module named by a cell (``games.GAMES``)."""
+    from .games import get  # local: the game modules import this one
+
+    return get(name)
+
+
+MIN_SEATS, MAX_SEATS = 2, 10
 
 
 @dataclass(frozen=True)
@@ -26,7 +37,7 @@ class CellConfig:
     prize: float = 100.0
     c_bar_min: int = 10
     c_bar_max: int = 100  # exclusive, as in "uniform in [10, 100)"
-    # auction
+    # auctions
     value_mean: float = 50.0
     value_sd: float = 10.0
     value_min: int = 1
@@ -36,28 +47,17 @@ class CellConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if self.game not in GAMES:
-            problems.append(f"game must be one of {GAMES}, got {self.game!r}")
+        try:
+            problems += _game(self.game).cell_problems(self)
+        except ValueError as exc:
+            problems.append(str(exc))
         if self.runs < 1:
             problems.append(f"runs must be >= 1, got {self.runs}")
-        if not 1 <= self.seats <= 100:
-            problems.append(f"seats must be in [1, 100], got {self.seats}")
+        if not MIN_SEATS <= self.seats <= MAX_SEATS:
+            problems.append(f"seats must be an integer from {MIN_SEATS} to {MAX_SEATS}, got {self.seats} "
+                            "(a game needs two players; the shipped sessions are drawn for up to ten)")
         if self.history_runs < 0:
             problems.append(f"history_runs must be >= 0, got {self.history_runs}")
-        if self.game == "beauty":
-            if not self.prize > 0:
-                problems.append(f"prize must be > 0, got {self.prize}")
-            if not 0 < self.c_bar_min < self.c_bar_max:
-                problems.append(f"need 0 < c_bar_min < c_bar_max, got {self.c_bar_min}, {self.c_bar_max}")
-        if self.game == "auction":
-            if not self.assets > 0:
-                problems.append(f"assets must be > 0, got {self.assets}")
-            if not 0 <= self.fee <= self.assets:
-                problems.append(f"fee must be in [0, assets], got {self.fee}")
-            if not 0 <= self.value_min <= self.value_max:
-                problems.append(f"need 0 <= value_min <= value_max, got {self.value_min}, {self.value_max}")
-            if not self.value_sd >= 0:
-                problems.append(f"value_sd must be >= 0, got {self.value_sd}")
         if problems:
             raise ValueError("invalid cell parameters: " + "; ".join(problems))
 
@@ -71,7 +71,7 @@ class CellConfig:
 class Session:
     index: int
     c_bar: Optional[int] = None  # beauty
-    values: Optional[tuple[tuple[int, ...], ...]] = None  # auction: values[run][seat]
+    values: Optional[tuple[tuple[int, ...], ...]] = None  # auctions: values[run][seat]
 
     def to_sample(self) -> dict[str, Any]:
         if self.values is not None:
@@ -83,45 +83,12 @@ class Session:
         """Read one samples-file line, checking it against the cell's parameters."""
         if "session" not in sample:
             raise ValueError(f"sample has no 'session' field: {dict(sample)}")
-        index = int(sample["session"])
-        if cell.game == "beauty":
-            c_bar = sample.get("c_bar")
-            if not isinstance(c_bar, int) or not cell.c_bar_min <= c_bar < cell.c_bar_max:
-                raise ValueError(
-                    f"session {index}: c_bar {c_bar!r} is not an integer in "
-                    f"[{cell.c_bar_min}, {cell.c_bar_max}); regenerate the samples file"
-                )
-            return cls(index=index, c_bar=c_bar)
-        values = sample.get("values")
-        ok = (
-            isinstance(values, list)
-            and len(values) >= cell.runs
-            and all(isinstance(r, list) and len(r) == cell.seats for r in values)
-            and all(isinstance(v, int) and cell.value_min <= v <= cell.value_max for r in values for v in r)
-        )
-        if not ok:
-            raise ValueError(
-                f"session {index}: 'values' must hold at least {cell.runs} runs of {cell.seats} integers "
-                f"in [{cell.value_min}, {cell.value_max}]; regenerate the samples file "
-                "(python -m econarena_evals.make_samples)"
-            )
-        return cls(index=index, values=tuple(tuple(r) for r in values[: cell.runs]))
-
-
-def draw_value(rng: random.Random, cell: CellConfig) -> int:
-    """int(N(mean, sd)) redrawn until in [value_min, value_max], as the authors' package draws."""
-    for _ in range(100_000):
-        v = int(rng.gauss(cell.value_mean, cell.value_sd))
-        if cell.value_min <= v <= cell.value_max:
-            return v
-    raise ValueError("value distribution almost never lands in [value_min, value_max]")
+        return _game(cell.game).session_from_sample(sample, int(sample["session"]), cell)
 
 
 def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
-    if cell.game == "beauty":
-        return Session(index=index, c_bar=rng.randrange(cell.c_bar_min, cell.c_bar_max))
-    values = tuple(tuple(draw_value(rng, cell) for _ in range(cell.seats)) for _ in range(cell.runs))
-    return Session(index=index, values=values)
+    """One session of the cell's game, as the samples file holds it."""
+    return _game(cell.game).draw_session(rng, index, cell)
 
 
 def seat_players(n_players: int, n_seats: int, session: int) -> list[int]:

@@ -12,7 +12,11 @@ from typing import Any, Mapping
 
 
 def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
-    """A flat {name: int} view of a usage object, dict or pydantic model; non-numbers count as 0."""
+    """A flat {name: int} view of a usage object, dict or pydantic model.
+
+    Only what the server sent: a field it left out (null in the client's model) is no key at all,
+    so a server that sends no ``*_details`` leaves none in the report.
+    """
     if hasattr(usage, "model_dump"):
         usage = usage.model_dump()
     elif hasattr(usage, "__dict__") and not isinstance(usage, Mapping):
@@ -27,7 +31,7 @@ def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
         elif isinstance(value, (int, float)):
             flat[name] = int(value)
         elif value is None:
-            flat[name] = 0
+            continue  # a field the server did not send is not a count of 0
         else:
             nested = flatten_usage(value, prefix=f"{name}_")
             flat.update(nested)

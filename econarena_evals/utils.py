@@ -22,7 +22,9 @@ _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*")
 # ASCII digits only: float() would also take Arabic-Indic or full-width digits.
 _NUMBER = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*")
-_DECODER = json.JSONDecoder()
+# strict=False: a literal newline or tab inside a JSON string (real models write them in "reason")
+# leaves the object unambiguous, so it is no rule break (SPEC 5).
+_DECODER = json.JSONDecoder(strict=False)
 
 
 def strip_reasoning(text: str) -> str:

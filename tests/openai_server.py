@@ -56,14 +56,16 @@ class Faults:
 
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
-                 faults: Faults = Faults()) -> None:
+                 faults: Faults = Faults(), plain_usage: bool = False) -> None:
         self.policy = policy
+        self.plain_usage = plain_usage  # usage as llama.cpp sends it: no *_details objects
         self.models = models
         self.latency_s = latency_s
         self.faults = faults
         self._fault_rng = random.Random(faults.seed)
         self.injected: dict[str, int] = {"500": 0, "429": 0, "truncated": 0, "slow": 0}
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[tuple[str, str, Optional[str]]] = []  # (method, path, Authorization) of every request
         self._lock = threading.Lock()
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -105,6 +107,12 @@ class OpenAIServer:
                 x -= share
         return None
 
+    def usage(self, prompt_chars: int, completion_chars: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+        usage = nested_usage(prompt_chars, completion_chars, reasoning_tokens)
+        if self.plain_usage:
+            usage = {k: v for k, v in usage.items() if not k.endswith("_details")}
+        return usage
+
     def respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Status and JSON body for one POST."""
         model = str(body.get("model", ""))
@@ -120,7 +128,7 @@ class OpenAIServer:
                 "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model or "unknown",
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": answer}}],
-                "usage": nested_usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
+                "usage": self.usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
             }
         if path.endswith("/completions"):
             text = str(body.get("prompt", ""))
@@ -128,7 +136,7 @@ class OpenAIServer:
             return 200, {
                 "id": "cmpl-test", "object": "text_completion", "created": 0, "model": model or "unknown",
                 "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
-                "usage": nested_usage(len(text), len(answer)),
+                "usage": self.usage(len(text), len(answer)),
             }
         return 404, {"error": {"message": "not found"}}
 
@@ -155,6 +163,8 @@ class OpenAIServer:
                 self.wfile.write(raw)
 
             def do_GET(self) -> None:
+                with server._lock:
+                    server.seen.append(("GET", self.path, self.headers.get("Authorization")))
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]})
@@ -167,6 +177,7 @@ class OpenAIServer:
                 record = {"path": self.path, "body": body, "t": time.perf_counter()}
                 with server._lock:
                     server.requests.append(record)
+                    server.seen.append(("POST", self.path, self.headers.get("Authorization")))
                 fault = server.draw_fault()
                 delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
                 if delay:

@@ -12,7 +12,7 @@ from econarena_evals.metrics import METRICS
 from test_e2e import assert_rescores, new_logs, oaieval
 
 ALL_CELLS = ["beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H",
-             "auction_hist"]
+             "auction_hist", "fpauction_L", "fpauction_hist"]
 OPPONENT_CELLS = ["beauty_L_vs_rational", "beauty_hist_vs_rational", "auction_L_vs_rational",
                   "beauty_L_vs_humans", "beauty_hist_vs_humans"]
 

@@ -3,7 +3,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals import beauty
+from econarena_evals.games import beauty
 
 PLAYERS = ["p"] * 5
 numbers = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 1e4))

@@ -1,5 +1,6 @@
 """Seat-call plumbing in-process: order, retries, deadlines, the breaker and contextvars."""
 import contextvars
+import time
 import threading
 
 from econarena_evals.calls import CallPolicy, SeatCallError, call_all
@@ -74,3 +75,80 @@ def test_calls_see_the_callers_context():
     var = contextvars.ContextVar("sample_id", default=None)
     var.set("econarena.beauty_L.7")
     assert call_all([(object(), var.get)] * 3, CallPolicy(**FAST)) == ["econarena.beauty_L.7"] * 3
+
+
+def _run_sessions(n_sessions, calls_per_session, make_call, policy, player):
+    """n_sessions threads, each one call_all of calls_per_session calls; their results."""
+    results = [None] * n_sessions
+
+    def session(k):
+        results[k] = call_all([(player, make_call)] * calls_per_session, policy)
+
+    threads = [threading.Thread(target=session, args=(k,), daemon=True) for k in range(n_sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)  # liveness: a hang fails the test instead of stalling it
+    assert not any(t.is_alive() for t in threads), "call_all hung"
+    return results
+
+
+def test_more_calls_than_slots_with_calls_that_never_answer_still_ends():
+    """Ten sessions of 50 calls against a cap of 8 and an endpoint that never answers: every
+    session ends, every call is a SeatCallError, and no thread waits for a slot forever."""
+    hang = threading.Event()
+    sent = []
+
+    def never():
+        sent.append(1)
+        hang.wait(30)
+        return "late"
+
+    policy = CallPolicy(max_concurrency=8, call_timeout_s=0.2, breaker_threshold=20, probe_interval_s=60, **FAST)
+    results = _run_sessions(10, 50, never, policy, object())
+    hang.set()
+    assert all(isinstance(r, SeatCallError) for rs in results for r in rs)
+    # the breaker opened after 20 timeouts: the queued calls were refused without being sent
+    assert len(sent) < 40, len(sent)
+
+
+def test_a_call_waiting_for_a_slot_holds_none():
+    """Cap 1: a hanging call gives its slot up at its deadline, and the queued call then answers."""
+    release = threading.Event()
+    policy = CallPolicy(max_concurrency=1, call_timeout_s=0.3, breaker_threshold=100, **FAST)
+    slow_player, fast_player = object(), object()
+    first = {}
+    t = threading.Thread(target=lambda: first.update(r=call_all([(slow_player, lambda: release.wait(30) and "x")],
+                                                                 policy)), daemon=True)
+    t.start()
+    time.sleep(0.05)
+    assert call_all([(fast_player, lambda: "fast")], policy) == ["fast"]
+    t.join(10)
+    release.set()
+    assert isinstance(first["r"][0], SeatCallError)
+
+
+def test_tries_per_call_never_exceed_max_attempts_under_load():
+    tries = []
+
+    def always_500():
+        tries.append(1)
+        raise ConnectionError("HTTP 500")
+
+    policy = CallPolicy(max_concurrency=16, max_attempts=3, breaker_threshold=10**6, **FAST)
+    results = _run_sessions(10, 50, always_500, policy, object())
+    assert all(isinstance(r, ConnectionError) for rs in results for r in rs)
+    assert len(tries) == 10 * 50 * 3
+
+
+def test_a_completion_fn_bug_does_not_open_the_breaker():
+    player = object()
+    policy = CallPolicy(max_attempts=1, breaker_threshold=2, **FAST)
+
+    def bad_signature():
+        raise TypeError("__call__() got an unexpected keyword argument 'seed'")
+
+    for _ in range(3):
+        [r] = call_all([(player, bad_signature)], policy)
+        assert isinstance(r, TypeError)
+    assert call_all([(player, lambda: "ok")], policy) == ["ok"]

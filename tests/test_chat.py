@@ -31,7 +31,7 @@ def test_chat_fn_calls_the_chat_endpoint_for_any_name(model_env, server, tmp_pat
     requests = server.bodies(name)[before:]
     assert len(requests) == 2 * 50 and {p for p, _ in requests} == {"/v1/chat/completions"}
     body = requests[0][1]
-    assert body["temperature"] == 1.0 and body["max_tokens"] == 1024 and isinstance(body["seed"], int)
+    assert body["temperature"] == 0.7 and body["max_tokens"] == 1024 and isinstance(body["seed"], int)
     # nested usage from the server is flat in the log, so evals adds it to the report
     usage = sampling_events(log)[0]["data"]["usage"]
     assert all(isinstance(v, int) for v in usage.values())

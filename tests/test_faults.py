@@ -6,6 +6,7 @@ re-score to the reported metrics.
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 from conftest import REGISTRY, base_env, cli, run_cli
@@ -63,18 +64,77 @@ def test_flaky_server_500_429_truncated_slow(cell, faulty_server, tmp_path):
     assert_rescores(log)
 
 
-@pytest.mark.parametrize("fn", ["econarena/chat:gpt-4", "gpt-4"])
-def test_closed_port_errors_every_session_and_still_reports(fn, tmp_path):
-    """Nothing listening. evals' own gpt-4 fn retries forever; the deadline and breaker end it."""
-    env = base_env() | {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "sk-local",
-                        "EVALS_THREADS": "2"}
+@pytest.fixture(scope="module")
+def always_500():
+    srv = OpenAIServer(scripted, models=("gpt-4",), faults=Faults(http_500=1.0)).start()
+    yield srv
+    srv.stop()
+
+
+def full_cell(fn: str, eval_name: str, base_url: str, log, params: str = "call_timeout_s=10"):
+    """A whole cell at the default EVALS_THREADS and the default retry policy, as a user runs it."""
+    env = base_env() | {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-local"}
     # the subprocess timeout is the liveness check: a hang fails the test instead of stalling it
-    log = oaieval(fn, "beauty_L", env, tmp_path / "log.jsonl", 6, f"{FAST_RETRIES},call_timeout_s=3", timeout=90)
-    assert_counts_add_up(log, 6)
-    assert log.final_report["errored_sessions"] == 6 and log.final_report["eas"] is None
+    proc = run_cli([cli("oaieval"), fn, eval_name, "--registry_path", str(REGISTRY), "--record_path", str(log),
+                    "--extra_eval_params", params], env, timeout=120)
+    return read_log(log), proc
+
+
+def assert_all_errored_loudly(log, proc, samples: int) -> None:
+    assert_counts_add_up(log, samples)
+    assert log.final_report["errored_sessions"] == samples and log.final_report["eas"] is None
     assert log.runs == []
+    assert f"econarena: {samples} of {samples} session(s)" in proc.stderr and "first: session" in proc.stderr
+
+
+@pytest.mark.parametrize("fn", ["econarena/chat:gpt-4", "gpt-4"])
+def test_closed_port_ends_a_full_dev_cell(fn, tmp_path):
+    """Nothing listening, 20 sessions at the default 10 threads: retried, then every session errored."""
+    log, proc = full_cell(fn, "econarena.beauty_L", f"http://127.0.0.1:{closed_port()}/v1", tmp_path / "log.jsonl")
+    assert_all_errored_loudly(log, proc, 20)
     errors = {s["error"] for s in log.sessions}
-    expected = "call_timeout_s=3" if fn == "gpt-4" else "APIConnectionError"
-    assert any(expected in e for e in errors), errors
-    # the breaker opened after the first wave, so the later sessions did not wait out a deadline each
+    assert any("APIConnectionError" in e for e in errors), errors
+    # the breaker opened after the first failures, so later calls were refused without a try
     assert any("taken for down" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("fn,eval_name,samples", [
+    ("gpt-4", "econarena.beauty_L", 20),
+    ("econarena/chat:gpt-4", "econarena.beauty_L", 20),
+    ("gpt-4", "econarena.beauty_L.test.v0", 100),
+])
+def test_always_500_ends_a_full_cell_within_the_request_bound(fn, eval_name, samples, always_500, tmp_path):
+    before = len(always_500.requests)
+    log, proc = full_cell(fn, eval_name, always_500.base_url, tmp_path / "log.jsonl")
+    sent = len(always_500.requests) - before
+    assert_all_errored_loudly(log, proc, samples)
+    calls, max_attempts = samples * 50, 4
+    assert 0 < sent <= calls * max_attempts, sent
+    assert any("InternalServerError" in s["error"] for s in log.sessions)
+    # nothing keeps retrying once oaieval has exited
+    settled = len(always_500.requests)
+    time.sleep(1.5)
+    assert len(always_500.requests) == settled
+
+
+def test_a_completion_fn_that_rejects_keywords_says_so(tmp_path):
+    """A custom fn with __call__(self, prompt): the session error names the problem, not the endpoint."""
+    module = tmp_path / "narrow_fn.py"
+    module.write_text(
+        "from evals.api import CompletionFn, CompletionResult\n"
+        "class R(CompletionResult):\n"
+        "    def get_completions(self):\n        return ['{\"choice\": 0}']\n"
+        "class Narrow(CompletionFn):\n"
+        "    def __init__(self, **kwargs):\n        pass\n"
+        "    def __call__(self, prompt):\n        return R()\n")
+    registry = tmp_path / "registry"
+    (registry / "completion_fns").mkdir(parents=True)
+    (registry / "completion_fns" / "narrow.yaml").write_text("narrow:\n  class: narrow_fn:Narrow\n")
+    env = base_env()
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    log = tmp_path / "log.jsonl"
+    run_cli([cli("oaieval"), "narrow", "econarena.beauty_L", "--registry_path", str(registry),
+             "--record_path", str(log), "--max_samples", "2"], env, timeout=120)
+    errors = [s["error"] for s in read_log(log).sessions]
+    assert len(errors) == 2 and all("unexpected keyword argument" in e and "**kwargs" in e for e in errors), errors
+    assert not any("taken for down" in e for e in errors)

@@ -7,7 +7,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from econarena_evals import auction, beauty
+from econarena_evals.games import beauty
+from econarena_evals.games import second_price as auction
 from econarena_evals.utils import parse_choice
 
 digits = st.sampled_from(["0", "7", "\u0667", "\uff17", "\u09ed", "1e309", "-0", "1" * 500, "NaN", "Infinity"])

@@ -3,7 +3,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals import auction, beauty
+from econarena_evals.games import beauty
+from econarena_evals.games import second_price as auction
 from econarena_evals.metrics import METRICS, final_report, rescore_events, session_metrics
 from econarena_evals.outcome import outcome_from_event, run_event
 

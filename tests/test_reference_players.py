@@ -6,7 +6,9 @@ from evals.base import RunSpec
 from evals.record import DummyRecorder
 
 from econarena_evals.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
-from econarena_evals.prompts import PastRun, auction_prompt, beauty_prompt
+from econarena_evals.games.beauty import prompt as beauty_prompt
+from econarena_evals.games.second_price import prompt as auction_prompt
+from econarena_evals.prompts import PastRun
 from econarena_evals.utils import parse_choice
 
 

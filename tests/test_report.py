@@ -98,8 +98,9 @@ def test_markdown_has_the_leaderboard_component_tables_and_error_table(report):
                     "## rule_following", "## convergence", "## Rule breaks, errors and tokens", "## Inputs"]:
         assert heading in md
     assert "| econarena/nash | 0.840 [0.840, 0.840] | 0.840 [0.840, 0.840] |" in md.replace(" |  |", " |")
-    assert "beauty_hist (arena)" in md
-    assert "| gpt-4 | beauty_L | 0 | 2 |" in md
+    assert "beauty_hist (arena: econarena/level1, econarena/human)" in md
+    assert "| gpt-4 | beauty_L | 0 | **2** |" in md
+    assert md.index("**2 errored session(s)**") < md.index("## Leaderboard")  # said before anything else
 
 
 def colour_pixels(png: Path, hex_colour: str) -> int:

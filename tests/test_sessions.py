@@ -62,6 +62,6 @@ def test_shipped_samples_are_what_the_generator_makes():
                            "--registry", str(REGISTRY)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     counts = Counter(p.name.rsplit("_", 1)[1] for p in (REGISTRY / "data" / "econarena").glob("*.jsonl"))
-    assert counts == {"dev.jsonl": 8, "test.jsonl": 8}
+    assert counts == {"dev.jsonl": 10, "test.jsonl": 10}
     for p in (REGISTRY / "data" / "econarena").glob("*_dev.jsonl"):
         assert len(p.read_text().splitlines()) == 20

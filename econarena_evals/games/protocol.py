@@ -1,0 +1,77 @@
+"""What a game module provides: the one contract between a game and the rest of the package.
+
+A game is a module in ``econarena_evals.games`` that defines every name below, and one entry in
+``econarena_evals.games.GAMES``. The eval, the players, the samples generator, the metrics, the log
+reader and the report only ever call these; none of them knows which games exist.
+
+Everything here is pure: plain data in, plain data out, randomness only from the ``rng`` passed in.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
+
+if TYPE_CHECKING:  # only for annotations: the game modules import these at run time
+    from ..outcome import RunOutcome, SeatOutcome
+    from ..prompts import PastRun, PromptFacts
+    from ..sessions import CellConfig, Session
+
+Messages = list[dict[str, str]]
+Move = tuple[float, str]  # a built-in player's (choice, reason)
+
+
+@dataclass(frozen=True)
+class ReportLabels:
+    """What the report needs to label a game's plots."""
+
+    distance: str  # y axis of the convergence plot
+    first_run: str  # x axis of the first-run CDF
+    first_run_max: float  # right end of that x axis
+    human: str  # label of the human reference CDF
+    # a human series for the convergence plot: (label, mean d by run), if the literature has one
+    human_convergence: Optional[tuple[str, tuple[float, ...]]] = None
+    human_marker: Optional[tuple[float, str]] = None  # a vertical line on the first-run plot: (x, label)
+
+
+class Game(Protocol):
+    """The attributes and functions of a game module (modules satisfy Protocols structurally)."""
+
+    NAME: str  # the ``game`` eval arg and the ``game`` field of its run events
+    REPORT: ReportLabels
+
+    # ---- sessions: what the samples file holds, drawn once and checked on reading ----
+    def cell_problems(self, cell: "CellConfig") -> list[str]: ...
+    def draw_session(self, rng: random.Random, index: int, cell: "CellConfig") -> "Session": ...
+    def session_from_sample(self, sample: Mapping[str, Any], index: int, cell: "CellConfig") -> "Session": ...
+
+    # ---- prompts: the text a seat reads, and reading it back for the built-in players ----
+    def seat_prompt(self, cell: "CellConfig", session: "Session", run: int, seat: int,
+                    past: Sequence["PastRun"]) -> Messages: ...
+    def history(self, past: Sequence["PastRun"]) -> str: ...
+    def read_prompt(self, text: str) -> Optional["PromptFacts"]: ...  # None: not this game's prompt
+
+    # ---- scoring: one run, its log event, and reading the event back ----
+    def score(self, cell: "CellConfig", session: "Session", run: int, actions: Sequence[Optional[float]],
+              players: Sequence[str]) -> "RunOutcome": ...
+    def event_params(self, cell: "CellConfig", session: "Session", run: int) -> dict[str, Any]: ...
+    def event_result(self, outcome: "RunOutcome") -> dict[str, Any]: ...
+    def outcome_from_event(self, event: Mapping[str, Any]) -> "RunOutcome": ...
+    def win_share(self, run: "RunOutcome", seat: "SeatOutcome") -> float: ...
+
+    # ---- reference players (README, "Players") ----
+    def nash(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
+    def random_play(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
+    def level_k(self, facts: "PromptFacts", rng: random.Random, k: int) -> Move: ...
+    def human(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
+    def shade(self, facts: "PromptFacts", rng: random.Random, share: float) -> Move: ...
+    def overbid(self, facts: "PromptFacts", rng: random.Random, share: float) -> Move: ...
+
+    # ---- report: first-run actions as shares, and the human model's, for the CDF plot ----
+    def first_run_share(self, event: Mapping[str, Any], seat: Mapping[str, Any]) -> Optional[float]: ...
+    def human_first_run_shares(self, events: Sequence[Mapping[str, Any]], rng: random.Random,
+                               n: int) -> list[float]: ...
+
+
+MEMBERS = ("NAME", "REPORT") + tuple(
+    name for name in Game.__dict__ if not name.startswith("_") and callable(Game.__dict__[name]))

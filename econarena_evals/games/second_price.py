@@ -1,0 +1,139 @@
+"""The second-price sealed-bid auction, SPEC section 4 (registry and log name: "auction").
+
+The highest valid bid wins (ties go to the lowest seat) and pays the second-highest valid bid.
+An invalid bid pays the entrance fee and takes no part. Equilibrium: bid your value (weakly
+dominant, so every reference player that reasons at all bids it).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping, Optional, Sequence
+
+from ..outcome import RunOutcome
+from ..prompts import ANSWER_FORMAT, PastRun, PromptFacts, fmt, messages, seat_and_run
+from ..sessions import CellConfig, Session
+from . import sealed_bid
+from .protocol import Move, ReportLabels
+from .sealed_bid import (cell_problems, draw_session, event_params, event_result, first_run_share, history,
+                         is_valid_bid, random_play, session_from_sample, win_share)
+
+# Kept from before the games had modules: existing logs and registry entries say "auction".
+NAME = "auction"
+
+__all__ = ["cell_problems", "draw_session", "event_params", "event_result", "first_run_share", "history",
+           "is_valid_bid", "random_play", "session_from_sample", "win_share"]
+
+REPORT = ReportLabels(
+    distance="mean distance to equilibrium d (|bid - v| / A)",
+    first_run="first-run bid / value",
+    first_run_max=1.6,
+    human="humans (model: overbidding)",
+)
+
+
+# ---- scoring ----
+
+def ne_payoffs(values: Sequence[float], assets: float) -> list[float]:
+    """Payoff of each seat if every seat bid truthfully: the top value wins and pays the second."""
+    return sealed_bid.ne_payoffs(values, values, assets, sealed_bid.second_price)
+
+
+def score_run(
+    bids: Sequence[Optional[float]],
+    values: Sequence[float],
+    assets: float,
+    fee: float,
+    players: Sequence[str],
+) -> RunOutcome:
+    """Score one run. ``bids[i]`` is seat i+1's parsed bid, None for an unparseable answer."""
+    return sealed_bid.score_run(NAME, bids, values, [float(v) for v in values], assets, fee, players,
+                                sealed_bid.second_price)
+
+
+def score(cell: CellConfig, session: Session, run: int, actions: Sequence[Optional[float]],
+          players: Sequence[str]) -> RunOutcome:
+    assert session.values is not None
+    return score_run(actions, session.values[run], cell.assets, cell.fee, players)
+
+
+def outcome_from_event(event: Mapping[str, Any]) -> RunOutcome:
+    return sealed_bid.outcome_from_event(NAME, event)
+
+
+# ---- prompt ----
+
+TEMPLATE = """\
+You are Player {seat} of {n} bidders in a second-price sealed-bid auction for one item. This is run {run} of {runs}; every run is scored on its own, and your assets are reset to {assets} at the start of each run.
+
+Your private value for the item in this run is {value}. Each bidder has their own private value; you know only yours.
+
+""" + sealed_bid.RULES
+
+PAYMENT = """\
+- The winner pays the second-highest valid bid (0 if nobody else bid validly) and receives the item.
+- Payoffs: the winner gets assets - price + value; every other valid bidder keeps their assets ({assets})."""
+
+
+def prompt(*, seat: int, n: int, run: int, runs: int, value: float, assets: float, fee: float,
+           past: Sequence[PastRun] = ()) -> list[dict[str, str]]:
+    return messages(TEMPLATE.format(
+        seat=seat, n=n, run=run, runs=runs, value=fmt(value), assets=fmt(assets), fee=fmt(fee),
+        payment=PAYMENT.format(assets=fmt(assets)),
+        history=history(past),
+        answer=ANSWER_FORMAT.format(what="your bid"),
+    ))
+
+
+def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,
+                past: Sequence[PastRun]) -> list[dict[str, str]]:
+    assert session.values is not None
+    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, value=session.values[run][seat - 1],
+                  assets=cell.assets, fee=cell.fee, past=past)
+
+
+def read_prompt(text: str) -> Optional[PromptFacts]:
+    if "in a second-price sealed-bid auction" not in text:
+        return None
+    return sealed_bid.read_facts(NAME, text, *seat_and_run(text))
+
+
+# ---- reference players ----
+
+def nash(facts: PromptFacts, rng: random.Random) -> Move:
+    assert facts.value is not None
+    return facts.value, "Bidding my value is a weakly dominant strategy in a second-price auction."
+
+
+def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
+    """Truthful: in a second-price auction bidding one's value is optimal whatever one believes."""
+    assert facts.value is not None
+    return facts.value, "In a second-price auction bidding my value is optimal."
+
+
+def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
+    return sealed_bid.share_of_value(facts, share)
+
+
+overbid = shade
+
+# Laboratory bidders in second-price auctions bid their value only about a third of the time and
+# otherwise mostly overbid (Kagel and Levin 1993); we model 1/3 truthful, 2/3 value x (1 + N(0.1, 0.1)).
+HUMAN_TRUTHFUL_SHARE = 1 / 3
+HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD = 0.10, 0.10
+
+
+def human_first_run_share(rng: random.Random) -> float:
+    """One draw of the human model, as a fraction of the value."""
+    if rng.random() < HUMAN_TRUTHFUL_SHARE:
+        return 1.0
+    return 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD)
+
+
+def human(facts: PromptFacts, rng: random.Random) -> Move:
+    assert facts.value is not None
+    bid = min(facts.upper, max(0.0, human_first_run_share(rng) * facts.value))
+    return bid, "I bid about what the item is worth to me, a little more to be sure to win."
+
+
+def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Random, n: int) -> list[float]:
+    return [human_first_run_share(rng) for _ in range(n)]

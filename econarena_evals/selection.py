@@ -1,0 +1,100 @@
+"""Which logs a report uses (SPEC section 9), shared by ``econarena-report`` and ``econarena-summary``.
+
+Every log is keyed by its condition (``conditions``). For one condition a finished log (it has a
+final report) beats a partial one, and among finished logs the newest wins; a partial log is used
+only when its condition has no finished log, and is marked so. Every file read that is not used
+gets a note saying why. Columns are named by cell plus what differs from the registry's defaults,
+so two conditions never share a column.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .conditions import Condition, column_name, condition_of, non_default, registry_defaults
+from .logs import EvalLog, find_logs, read_log
+
+# Overall groups: a column counts towards at most one overall figure, and only with default args.
+SELF_PLAY, SELF_PLAY_TEST, ARENA = "overall", "overall (test split)", "overall (arena and opponents)"
+
+
+@dataclass
+class Chosen:
+    """A log the report uses, with its condition and column."""
+
+    log: EvalLog
+    condition: Condition
+    column: str
+    finished: bool
+
+    @property
+    def errored(self) -> int:
+        return sum(1 for s in self.log.sessions if s.get("errored"))
+
+    @property
+    def group(self) -> Optional[str]:
+        """The overall figure this column counts towards, or None (a non-default condition)."""
+        registry = (self.log.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
+        defaults = registry_defaults(self.condition.eval_name, registry)
+        if defaults is None or non_default(self.condition, defaults):
+            return None
+        if self.condition.arena or self.condition.arg("opponents"):
+            return ARENA if self.condition.split in ("", "dev") else None
+        return SELF_PLAY if self.condition.split in ("", "dev") else SELF_PLAY_TEST
+
+
+def _created(log: EvalLog) -> str:
+    return str(log.spec.get("created_at", ""))
+
+
+def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
+    """The logs to use, one per condition, and a note on every file read."""
+    notes: list[dict[str, str]] = []
+    by_condition: dict[Condition, list[EvalLog]] = {}
+    for path in find_logs(paths):
+        log = read_log(path)
+        if not log.spec:
+            notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
+        elif not log.is_econarena:
+            notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
+        elif not log.sessions:
+            notes.append({"file": str(path), "status": "skipped", "why": "no finished or errored session in the log"})
+        else:
+            by_condition.setdefault(condition_of(log.spec), []).append(log)
+
+    chosen: list[Chosen] = []
+    for condition, logs in by_condition.items():
+        finished = sorted((lg for lg in logs if lg.final_report is not None), key=_created)
+        partial = sorted((lg for lg in logs if lg.final_report is None), key=_created)
+        best = finished[-1] if finished else partial[-1]
+        for log in logs:
+            if log is best:
+                continue
+            if log.final_report is None and finished:
+                why = f"partial (no final report); a finished log of the same condition is used: {best.path}"
+            else:
+                kind = "finished" if finished else "partial"
+                why = f"a newer {kind} log of the same condition is used: {best.path}"
+            notes.append({"file": str(log.path), "status": "superseded", "why": why})
+        why = []
+        if best.final_report is None:
+            why.append("partial: no final report (the run did not finish); its finished sessions are used")
+        errored = sum(1 for s in best.sessions if s.get("errored"))
+        if errored:
+            why.append(f"{errored} errored session(s), left out of the means")
+        why += [p for p in best.problems if "final report" not in p]
+        notes.append({"file": str(best.path), "status": "used" if finished else "partial", "why": "; ".join(why)})
+        registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
+        chosen.append(Chosen(best, condition, column_name(condition, registry), finished=bool(finished)))
+
+    # Two conditions must never share a column: where naming could not tell them apart (an eval
+    # whose registry defaults are unknown here), the run id does.
+    seen: dict[tuple[str, tuple[str, ...]], Condition] = {}
+    for c in sorted(chosen, key=lambda c: _created(c.log)):
+        key = (c.column, c.condition.players)
+        if key in seen and seen[key] != c.condition:
+            c.column += f" [{c.log.spec.get('run_id', c.log.path.name)}]"
+        seen[(c.column, c.condition.players)] = c.condition
+    chosen.sort(key=lambda c: (c.column, c.condition.players))
+    return chosen, notes

@@ -1,0 +1,95 @@
+"""Conditions kept apart (SPEC 9): one column per condition, finished beats partial, overall over
+default self-play columns only. Logs are made by the real oaieval."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REGISTRY, base_env, cli, run_cli
+
+from econarena_evals.conditions import condition_of, differences
+from econarena_evals.logs import read_log
+
+PLAYER = "econarena/random"
+ARENA = "beauty_L (arena: econarena/random, econarena/nash)"
+
+
+def oaieval(fns: str, eval_name: str, log: Path, samples: int, params: str = "") -> Path:
+    args = [cli("oaieval"), fns, eval_name, "--registry_path", str(REGISTRY), "--record_path", str(log),
+            "--max_samples", str(samples)]
+    run_cli(args + (["--extra_eval_params", params] if params else []), base_env())
+    return log
+
+
+def truncate(src: Path, dst: Path, sessions: int) -> None:
+    """A run stopped after ``sessions`` finished sessions: no final report."""
+    kept, seen = [], 0
+    for line in src.read_text().splitlines():
+        if seen == sessions:
+            break
+        if "final_report" not in line:
+            kept.append(line)
+        seen += '"type": "econarena_session"' in line
+    dst.write_text("\n".join(kept) + "\n")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    d = tmp_path_factory.mktemp("conditions")
+    logs = {
+        "beauty_L": oaieval(PLAYER, "econarena.beauty_L", d / "dev.jsonl", 4),
+        "beauty_L.test": oaieval(PLAYER, "econarena.beauty_L.test.v0", d / "test.jsonl", 6),
+        "beauty_L (temperature=0)": oaieval(PLAYER, "econarena.beauty_L", d / "t0.jsonl", 4, "temperature=0"),
+        "beauty_L (seats=4)": oaieval(PLAYER, "econarena.beauty_L", d / "seats4.jsonl", 4, "seats=4"),
+        ARENA: oaieval(f"{PLAYER},econarena/nash", "econarena.beauty_L", d / "arena.jsonl", 4),
+    }
+    # a newer run of the test condition, stopped after 3 sessions
+    newer = oaieval(PLAYER, "econarena.beauty_L.test.v0", d / "newer_full.jsonl", 6)
+    truncate(newer, d / "newer_partial.jsonl", 3)
+    newer.unlink()
+    out = d / "report"
+    run_cli([cli("econarena-report"), str(d), "--out", str(out)], base_env())
+    return logs, d, json.loads((out / "report.json").read_text())
+
+
+def test_one_column_per_condition_with_each_logs_figures(made):
+    logs, _, data = made
+    mine = {c["column"]: c for c in data["conditions"] if c["player"] == PLAYER}
+    assert set(mine) == set(logs)
+    for column, path in logs.items():
+        report = read_log(path).final_report
+        assert mine[column]["log"] == str(path)
+        for metric in ("eas", "rationality", "ne_proximity", "win_rate", "rule_following", "convergence"):
+            assert mine[column]["metrics"][metric]["mean"] == pytest.approx(report[metric], abs=1e-12), (column, metric)
+        assert mine[column]["sessions"] == report["sessions"]
+
+
+def test_the_complete_log_beats_the_newer_partial_one(made):
+    logs, d, data = made
+    status = {Path(n["file"]).name: n for n in data["inputs"]}
+    assert status["test.jsonl"]["status"] == "used"
+    assert status["newer_partial.jsonl"]["status"] == "superseded"
+    assert "partial" in status["newer_partial.jsonl"]["why"] and "test.jsonl" in status["newer_partial.jsonl"]["why"]
+
+
+def test_overall_averages_default_self_play_columns_only(made):
+    logs, _, data = made
+    dev = read_log(logs["beauty_L"]).final_report["eas"]
+    assert data["overall"][PLAYER]["columns"] == 1
+    assert data["overall"][PLAYER]["eas"] == pytest.approx(dev)
+    groups = data["overall_groups"]
+    assert groups["overall (test split)"][PLAYER]["eas"] == pytest.approx(
+        read_log(logs["beauty_L.test"]).final_report["eas"])
+    assert groups["overall (arena and opponents)"][PLAYER]["eas"] == pytest.approx(
+        read_log(logs[ARENA]).final_report["eas"])
+
+
+def test_call_policy_args_do_not_change_the_condition_and_numbers_are_spelled_once():
+    base = {"eval_name": "econarena.beauty_L.dev.v0", "completion_fns": ["x"],
+            "run_config": {"seed": 20220722, "eval_spec": {"args": {"game": "beauty", "temperature": 0.7}}}}
+    other = json.loads(json.dumps(base))
+    other["run_config"]["eval_spec"]["args"].update(call_timeout_s=3, max_attempts="9", temperature="0.7")
+    assert condition_of(base) == condition_of(other)
+    other["run_config"]["eval_spec"]["args"]["temperature"] = 0
+    assert differences(condition_of(base), condition_of(other)) == ["temperature: 0.7 vs 0"]
