@@ -18,6 +18,7 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
+from . import resume
 from .calls import CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import single_try
 from .metrics import METRICS, final_report, session_metrics
@@ -71,6 +72,7 @@ class EconArena(evals.Eval):
         breaker_threshold: int = 20,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 20.0,
+        resume_from: Optional[str] = None,
         **kwargs: Any,
     ):
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
@@ -100,6 +102,8 @@ class EconArena(evals.Eval):
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
         self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
+        self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
+        self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
 
     # ---- the shell around the pure core ----
 
@@ -109,7 +113,20 @@ class EconArena(evals.Eval):
         # and eval_sample gets the parsed Session instead of reading the line again.
         sessions = [Session.from_sample(sample, self.cell) for sample in self.get_samples()]
         flatten_usage_on_record(recorder)
-        results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+        if self.resume_from:  # refused here, before any call, if the log is another condition
+            plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
+                               self.player_names, own_log=resume.log_path_of(recorder))
+            resume.check_samples(plan.done, sessions, self._game_params)
+            self.resumed = plan.done
+            logger.info("resuming %s: %d finished sessions kept, %d cut off or errored played again",
+                        plan.source, len(plan.done), len(plan.replay))
+        try:
+            results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+        except BaseException as exc:  # Ctrl-C included: tell how to go on from what is on disk
+            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).")
+            raise
+        if any(r is None for r in results):
+            resume.hint_at_exit(recorder, f"{sum(r is None for r in results)} sessions errored.")
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
         if self._errors:
@@ -138,6 +155,10 @@ class EconArena(evals.Eval):
 
     def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
         session = sample if isinstance(sample, Session) else Session.from_sample(sample, self.cell)
+        if session.index in self.resumed:  # finished in the log resumed from: copy, do not play
+            result = resume.rerecord(self.resumed[session.index])
+            resume.durable()
+            return result
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
             session=session,
@@ -158,6 +179,7 @@ class EconArena(evals.Eval):
             runs = [state.outcomes[r] for r in range(self.cell.runs)]
             result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
         self._record_session(state, result)
+        resume.durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
         return result
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
