@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-import evals.record
-
 from .conditions import condition_of, differences
 from .metrics import METRICS
 
@@ -57,6 +55,8 @@ def durable(recorder: Any = None) -> None:
     Written to the OS, not fsynced: that survives ``kill -9`` and an OOM kill; only a lost machine
     can take back what the OS holds (bench/durability.py measures both).
     """
+    import evals.record  # here, not at the top: the report tools use this module without evals
+
     recorder = recorder or evals.record.default_recorder()
     if recorder is None:
         return
@@ -210,6 +210,8 @@ def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
 
 def rerecord(done: DoneSession) -> SessionResult:
     """Copy a finished session's events into the current log, under its original sample id."""
+    import evals.record
+
     for type_, data in done.events:
         evals.record.record_event(type_, data, sample_id=done.sample_id)
     return done.result

@@ -1,80 +1,119 @@
-"""Print the final reports of EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...]``.
+"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict] [--all]``.
 
-With ``--latest`` only the newest log of each (player, cell) is shown, which is what the README's
-main job wants after ``oaievalset`` has written its logs under /tmp/evallogs. A partial log (the run
-stopped before its final report) is shown as ``<cell> (partial)``, re-scored from the sessions it
-finished, and the command that resumes it is printed on stderr.
+The same rules as ``econarena-report`` (``selection``): one row per player and condition, the
+column named by cell plus what differs from the registry's defaults, a finished log before a
+partial one and the newest finished among several. A partial log (the run stopped before its final
+report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
+it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
+errored or missing sessions, for scripts that must not pass a run with holes in it.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any, Optional
 
-from .logs import EvalLog, find_logs, read_log
+from .logs import EvalLog
 from .metrics import METRICS, rescore_events
 from .resume import hint
+from .selection import Chosen, select
 
 
 def _fmt(x: object) -> str:
     return f"{x:.3f}" if isinstance(x, float) else "-" if x is None else str(x)
 
 
-def table(logs: list[EvalLog]) -> str:
-    header = ["player", "cell"] + list(METRICS) + ["sessions", "errored"]
+def figures(log: EvalLog) -> dict[str, Any]:
+    """The final report, or for a partial log what its finished sessions re-score to."""
+    if log.final_report is not None:
+        return log.final_report
+    done = {int(s["session"]) for s in log.sessions if not s.get("errored")}
+    return rescore_events([r for r in log.runs if int(r["session"]) in done], log.players,
+                          sessions=[int(s["session"]) for s in log.sessions])[1]
+
+
+def expected_sessions(log: EvalLog) -> Optional[int]:
+    """How many sessions the run was asked for: --max_samples, else the samples file's lines."""
+    run_config = log.spec.get("run_config") or {}
+    if run_config.get("max_samples"):
+        return int(run_config["max_samples"])
+    eval_spec = run_config.get("eval_spec") or {}
+    samples = (eval_spec.get("args") or {}).get("samples_jsonl")
+    registry = eval_spec.get("registry_path")
+    if not samples or not registry:
+        return None
+    path = Path(registry) / "data" / samples
+    try:
+        return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    except OSError:
+        return None
+
+
+def holes(c: Chosen) -> list[str]:
+    """What is missing from a log: errored sessions, sessions never played, no final report."""
+    out = []
+    if c.errored:
+        first = next(s.get("error") for s in c.log.sessions if s.get("errored"))
+        out.append(f"{c.errored} errored session(s); first: {first}")
+    expected = expected_sessions(c.log)
+    if expected is not None and len(c.log.sessions) < expected:
+        out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
+    if not c.finished:
+        out.append("partial: no final report")
+    return out
+
+
+def table(chosen: list[Chosen]) -> str:
+    header = ["player", "column"] + list(METRICS) + ["sessions", "errored", "status"]
     rows = [header]
-    for log in logs:
-        report = log.final_report
-        if report is None:  # partial: what its finished sessions re-score to; cut-off ones left out
-            done = {int(s["session"]) for s in log.sessions if not s.get("errored")}
-            report = rescore_events([r for r in log.runs if int(r["session"]) in done], log.players,
-                                    sessions=[int(s["session"]) for s in log.sessions])[1]
-        rows.append(
-            [",".join(log.players), log.cell + ("" if log.final_report is not None else " (partial)")]
-            + [_fmt(report.get(m)) for m in METRICS]
-            + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions"))]
-        )
+    for c in chosen:
+        report = figures(c.log)
+        for i, player in enumerate(c.log.players):
+            keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
+            if i > 0 and report.get(keys[0]) is None:
+                continue  # a player that sat nowhere in a finished session
+            rows.append([player, c.column] + [_fmt(report.get(k)) for k in keys]
+                        + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
+                           "finished" if c.finished else "PARTIAL"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
-    parser.add_argument("--latest", action="store_true", help="newest log per (player, cell) only")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 if any listed log has errored or missing sessions")
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
                         help="only logs written after this time (e.g. $(date +%%s) before the run)")
+    parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
     opts = parser.parse_args(argv)
-    logs = []
-    for path in find_logs(opts.paths):
-        if opts.since is not None and path.stat().st_mtime < opts.since:
-            continue
-        log = read_log(path)
-        if not log.is_econarena:
-            continue
-        if log.spec and log.final_report is None:  # stopped early: shown, marked, with how to finish it
-            done = sum(1 for s in log.sessions if not s.get("errored"))
-            print(f"{path}: partial (no final report, {done} finished sessions). {hint(log.spec, str(path))}",
-                  file=sys.stderr)
-            logs.append(log)
-            continue
-        if log.problems:
-            print(f"{path}: skipped: {'; '.join(log.problems)}", file=sys.stderr)
-            continue
-        logs.append(log)
-    if opts.latest:
-        newest: dict[tuple[str, str], EvalLog] = {}
-        # a finished log beats a partial one (SPEC 9), then the newest wins
-        for log in sorted(logs, key=lambda lg: (lg.final_report is not None, str(lg.spec.get("created_at", "")))):
-            newest[(",".join(log.players), log.cell)] = log
-        logs = list(newest.values())
-    if not logs:
+    paths = list(opts.paths)
+    if opts.since is not None:
+        from .logs import find_logs
+
+        paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
+    chosen, notes = select(paths)
+    for n in notes:
+        if n["status"] in ("skipped", "superseded"):
+            print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
+    if not chosen:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
-    logs.sort(key=lambda lg: (",".join(lg.players), lg.cell))
-    print(table(logs))
+    print(table(chosen))
+    problems = [(c, holes(c)) for c in chosen]
+    problems = [(c, h) for c, h in problems if h]
+    for c, h in problems:
+        print(f"\n!! {c.log.players[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
+        if not c.finished or c.errored:
+            print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
+    if problems and opts.strict:
+        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions",
+              file=sys.stderr)
+        return 1
     return 0
 
 

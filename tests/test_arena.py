@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import base_env
 
-from econarena_evals.logs import read_log
 from econarena_evals.metrics import METRICS
-from test_e2e import assert_rescores, new_logs, oaieval
+from test_e2e import assert_rescores, oaievalset_logs, oaieval
 
 ALL_CELLS = ["beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H",
              "auction_hist", "fpauction_L", "fpauction_hist"]
@@ -78,10 +76,7 @@ def test_opponent_cells_seat_the_yaml_players(tmp_path):
 @pytest.mark.parametrize("eval_set,cells", [("econarena-arena", OPPONENT_CELLS),
                                             ("econarena-full", ALL_CELLS + OPPONENT_CELLS)])
 def test_eval_sets_complete_offline(eval_set, cells):
-    before = set(Path("/tmp/evallogs").rglob("*.jsonl"))
-    run_cli([cli("oaievalset"), "econarena/random", eval_set, "--registry_path", str(REGISTRY), "--no-resume"],
-            base_env())
-    logs = [read_log(p) for p in new_logs(before)]
+    logs = oaievalset_logs("econarena/random", eval_set, base_env())
     assert sorted(lg.cell for lg in logs) == sorted(cells)
     for log in logs:
         assert not log.problems and log.final_report["sessions"] == 20

@@ -5,6 +5,7 @@ Every log is re-scored from its econarena_run events and compared with what the 
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -63,18 +64,26 @@ def test_gpt4_through_local_endpoint_every_cell(cell, model_env, server, tmp_pat
             0, 1, 2, 3, 3, 3, 3, 3, 3, 3]
 
 
-def new_logs(before: set[Path]) -> list[Path]:
-    return sorted(set(Path("/tmp/evallogs").rglob("*.jsonl")) - before)
+def oaievalset_logs(player: str, eval_set: str, env: dict, timeout: float = 600) -> list[EvalLog]:
+    """Run oaievalset (it cannot choose log paths, so they land in /tmp/evallogs) and return the logs
+    of this run only: a unique --user, passed on to every oaieval, marks them as ours even when
+    another process writes logs there at the same time."""
+    tag = f"econarena-test-{uuid.uuid4().hex}"
+    run_cli([cli("oaievalset"), player, eval_set, "--registry_path", str(REGISTRY), "--no-resume", "--user", tag],
+            env, timeout=timeout)
+    logs = []
+    for path in sorted(Path("/tmp/evallogs").rglob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+        if tag in first:
+            logs.append(read_log(path))
+    return logs
 
 
 def test_oaievalset_nash_is_exactly_rational_in_every_cell(tmp_path):
     """Every cell of econarena-full, first-price ones included; opponent cells differ by design."""
     env = base_env()  # no API key, no endpoint: the built-in player is offline
-    before = set(Path("/tmp/evallogs").rglob("*.jsonl"))
-    run_cli([cli("oaievalset"), "econarena/nash", "econarena-full", "--registry_path", str(REGISTRY),
-             "--no-resume"], env, timeout=600)
-    logs = [lg for lg in map(read_log, new_logs(before))  # this checkout's, not a parallel run's
-            if lg.spec["run_config"]["eval_spec"]["registry_path"] == str(REGISTRY)]
+    logs = oaievalset_logs("econarena/nash", "econarena-full", env)
     self_play = [lg for lg in logs if "_vs_" not in lg.cell]
     assert set(CELLS) | {"fpauction_L", "fpauction_hist"} <= {lg.cell for lg in self_play}
     assert len(logs) == 15 and len(self_play) == 10

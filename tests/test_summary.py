@@ -1,0 +1,46 @@
+"""econarena-summary: the report's selection rules, errored sessions in plain sight, --strict."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import REGISTRY, base_env, cli, run_cli
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("summary")
+    env = base_env()
+    (d / "clean").mkdir()
+    (d / "errored").mkdir()
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "clean/a.jsonl"), "--max_samples", "2"], env)
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "clean/b.jsonl"), "--max_samples", "2", "--extra_eval_params",
+             "temperature=0"], env)
+    # every session errors: evals' gpt-4 fn with no API key
+    run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], env)
+    return d
+
+
+def summary(*args):
+    return subprocess.run([cli("econarena-summary"), *map(str, args)], env=base_env(), capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_conditions_get_their_own_rows_and_strict_passes_a_clean_run(logs):
+    proc = summary(logs / "clean", "--strict")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("econarena/nash")]
+    assert len(rows) == 2  # two conditions, two rows
+    assert sum("beauty_L (temperature=0)" in r for r in rows) == 1
+    assert "!!" not in proc.stdout
+
+
+def test_errored_sessions_are_shown_and_strict_fails(logs):
+    loose = summary(logs)
+    assert loose.returncode == 0
+    assert "!! gpt-4 in beauty_L" in loose.stdout and "2 errored session(s); first:" in loose.stdout
+    strict = summary(logs, "--strict")
+    assert strict.returncode == 1 and "1 log(s) with errored or missing sessions" in strict.stderr
