@@ -1,4 +1,4 @@
-"""Conditions (SPEC section 9): what makes two logs comparable.
+"""Conditions (contract §9): what makes two logs comparable.
 
 A condition is the cell, the samples file (split), the seating (the command line's players, in
 order) and every eval arg that changes the game or the sampling, plus the eval seed. Call-policy

@@ -1,4 +1,4 @@
-"""Depth of reasoning: a cognitive-hierarchy fit of beauty-contest choices (SPEC section 10).
+"""Depth of reasoning: a cognitive-hierarchy fit of beauty-contest choices (contract §10).
 
 Camerer, Ho and Chong (2004): a step-0 player picks uniformly on [0, c̄]; a step-k player (k >= 1)
 best-responds to the belief that the other n - 1 seats are steps 0..k-1 in the proportions of a

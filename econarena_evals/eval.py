@@ -1,7 +1,7 @@
 """The EconArena eval: turns sessions into seat calls and scored runs into log events.
 
 All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``utils``);
-this class only decides who sits where, asks each seat, and records what happened (SPEC section 8).
+this class only decides who sits where, asks each seat, and records what happened (contract §8).
 It asks the cell's game for prompts, scores and event fields, and never branches on which game.
 """
 from __future__ import annotations

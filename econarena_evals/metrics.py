@@ -1,4 +1,4 @@
-"""The EconArena Score and its five parts (SPEC section 7), from scored runs alone.
+"""The EconArena Score and its five parts (contract §7), from scored runs alone.
 
 Everything here is a pure function of ``RunOutcome`` records, which is what makes a log
 re-scorable: ``rescore_events`` turns the ``econarena_run`` events of a log back into the same

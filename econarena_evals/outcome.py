@@ -69,7 +69,7 @@ def finite_or_none(x: Optional[float]) -> Optional[float]:
 
 def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: int, history_runs: int,
               game_params: dict[str, Any]) -> dict[str, Any]:
-    """The ``econarena_run`` event (SPEC section 8). ``game_params``: the game's ``event_params``."""
+    """The ``econarena_run`` event (contract §8). ``game_params``: the game's ``event_params``."""
     from .games import get  # local: the game modules import this one
 
     return {

@@ -1,4 +1,4 @@
-"""Paired comparisons of two players on the same sessions (SPEC section 9, `comparisons`).
+"""Paired comparisons of two players on the same sessions (contract §9, `comparisons`).
 
 Two players run on the same session indices of one condition face identical instances, so the
 right comparison is of their per-session differences d_i = a_i - b_i, not of two separate intervals:

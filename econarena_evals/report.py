@@ -5,7 +5,7 @@ ones, and writes ``report.md``, ``report.json``, ``convergence_<cell>.png`` and
 ``first_run_<cell>.png``. A log that is partial, holds errored sessions or comes from another eval
 is reported as such (which file, and why), never a crash.
 
-Logs are keyed by their condition (SPEC section 9; ``selection``): one column per condition, named
+Logs are keyed by their condition (contract §9; ``selection``): one column per condition, named
 by cell plus what differs from the registry's defaults; a finished log beats a partial one, the
 newest finished wins, and every log not used is listed with its reason. The overall figures average
 default-condition columns only, self-play and arena apart. Nothing here imports evals or needs a key.

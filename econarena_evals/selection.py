@@ -1,4 +1,4 @@
-"""Which logs a report uses (SPEC section 9), shared by ``econarena-report`` and ``econarena-summary``.
+"""Which logs a report uses (contract §9), shared by ``econarena-report`` and ``econarena-summary``.
 
 Every log is keyed by its condition (``conditions``). For one condition a finished log (it has a
 final report) beats a partial one, and among finished logs the newest wins; a partial log is used

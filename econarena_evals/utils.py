@@ -1,4 +1,4 @@
-"""Reading a seat's answer (SPEC section 5). Nothing here executes or evaluates model output.
+"""Reading a seat's answer (contract §5). Nothing here executes or evaluates model output.
 
 ``parse_choice`` returns the number the answer commits to, or None. Whether that number is a
 legal move (finite, in range) is the game's business, not the parser's.
@@ -23,7 +23,7 @@ _FENCE = re.compile(r"```[A-Za-z0-9_+-]*")
 # ASCII digits only: float() would also take Arabic-Indic or full-width digits.
 _NUMBER = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*")
 # strict=False: a literal newline or tab inside a JSON string (real models write them in "reason")
-# leaves the object unambiguous, so it is no rule break (SPEC 5).
+# leaves the object unambiguous, so it is no rule break (contract §5).
 _DECODER = json.JSONDecoder(strict=False)
 
 

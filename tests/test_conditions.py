@@ -1,4 +1,4 @@
-"""Conditions kept apart (SPEC 9): one column per condition, finished beats partial, overall over
+"""Conditions kept apart (contract §9): one column per condition, finished beats partial, overall over
 default self-play columns only. Logs are made by the real oaieval."""
 from __future__ import annotations
 

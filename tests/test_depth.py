@@ -1,4 +1,4 @@
-"""Cognitive-hierarchy depth of reasoning (SPEC section 10): points, likelihood, fits, sampling."""
+"""Cognitive-hierarchy depth of reasoning (contract §10): points, likelihood, fits, sampling."""
 import math
 import random
 

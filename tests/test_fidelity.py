@@ -25,7 +25,7 @@ def test_defaults_reach_the_endpoint_and_usage_holds_only_what_was_sent(fn, plai
              "--max_samples", "1"], env)
     bodies = [r["body"] for r in plain_server.requests[before:]]
     assert len(bodies) == 50
-    assert {b["temperature"] for b in bodies} == {0.7}  # SPEC 7b
+    assert {b["temperature"] for b in bodies} == {0.7}  # contract §7b
     assert {b["max_tokens"] for b in bodies} == {1024}
     report = read_log(log).final_report
     assert report["usage_total_tokens"] > 0

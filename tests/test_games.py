@@ -99,7 +99,7 @@ def test_a_rule_break_never_raises_and_scores_as_one(name, data):
 
 
 def direct_payoffs(name: str, cell: CellConfig, session: Session, run: int, actions: list) -> list[float]:
-    """The rules written out again, independently of the package (SPEC sections 3, 4 and 11)."""
+    """The rules written out again, independently of the package (contract §3, §4 and §11)."""
     if name == "beauty":
         ok = [i for i, a in enumerate(actions) if a is not None and 0 <= a <= session.c_bar]
         if not ok:

@@ -1,4 +1,4 @@
-"""Paired comparisons (SPEC section 9): bootstrap interval and sign-flip p-value, redone by hand."""
+"""Paired comparisons (contract §9): bootstrap interval and sign-flip p-value, redone by hand."""
 import itertools
 import math
 import time

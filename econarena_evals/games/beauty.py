@@ -1,4 +1,4 @@
-"""The Keynesian beauty contest ("guess 2/3 of the average"), SPEC section 3.
+"""The Keynesian beauty contest ("guess 2/3 of the average"), contract §3.
 
 Every seat picks a number in [0, c_bar]. The target is 2/3 of the mean of the *valid* choices;
 the valid seats closest to it share the prize. Equilibrium: everyone picks 0, everyone ties.
@@ -21,7 +21,7 @@ TARGET_RATIO = 2 / 3
 # Distances this close (relative to c_bar) are one tie: a float mean must not split real ties.
 TIE_TOLERANCE = 1e-9
 
-# Nagel (1995), the p = 2/3 session over four periods: mean choices of [0, 100] (REFERENCE.md).
+# Nagel (1995), the p = 2/3 session over four periods: mean choices of [0, 100] (references.json).
 NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
 NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
 

@@ -1,4 +1,4 @@
-"""The first-price sealed-bid auction, SPEC section 11 (registry and log name: "first_price").
+"""The first-price sealed-bid auction, contract §11 (registry and log name: "first_price").
 
 As the second-price auction (values, assets, fee, validity, ties to the lowest seat), except that
 the winner pays **its own bid**. The equilibrium is the symmetric Bayesian-Nash bid for n bidders
@@ -212,7 +212,7 @@ def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
 
 overbid = shade
 
-# ASSUMPTION (no human first-price figures in REFERENCE.md): laboratory bidders in first-price
+# ASSUMPTION (we know of no published human first-price figures for this setting): laboratory bidders in first-price
 # auctions bid above the risk-neutral equilibrium and below their value (Cox, Smith and Walker 1988;
 # Kagel 1995's survey), which CRRA risk aversion explains. For n = 5 and uniform values, CRRA with
 # r = 0.5 bids 4/4.5 v = 0.889 v against 0.8 v: it closes 45 % of the gap between the equilibrium bid

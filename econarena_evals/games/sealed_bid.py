@@ -1,4 +1,4 @@
-"""What the sealed-bid auctions share (SPEC sections 4 and 11): not a game, a toolkit for the two.
+"""What the sealed-bid auctions share (contract §4 and §11): not a game, a toolkit for the two.
 
 Each seat knows only its private value v (fresh each run) and its assets A (reset each run). A
 valid bid is a real number in [0, A]; the highest valid bid wins, ties go to the lowest seat; an

@@ -1,4 +1,4 @@
-"""The second-price sealed-bid auction, SPEC section 4 (registry and log name: "auction").
+"""The second-price sealed-bid auction, contract §4 (registry and log name: "auction").
 
 The highest valid bid wins (ties go to the lowest seat) and pays the second-highest valid bid.
 An invalid bid pays the entrance fee and takes no part. Equilibrium: bid your value (weakly
