@@ -22,7 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .analysis import comparisons, diagnostics, floors
 from .games import GAMES, Game
+from .games.protocol import Reference
+from .paired import format_comparison
+from .references import load_references
 from .games import get as get_game
 from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
@@ -32,6 +36,9 @@ from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 1995
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
+# published series of other benchmarks: dotted, in greys, so they never pass for a player here
+REFERENCE_GREYS = ("#303030", "#606060", "#8a8a8a", "#b0b0b0")
+DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-1.5-pro")
 
 
 @dataclass
@@ -45,6 +52,8 @@ class Row:
     group: Optional[str] = None  # which overall figure the column counts towards, if any
     finished: bool = True  # False: a partial log (no final report), its finished sessions used
     sessions: list[dict[str, Optional[float]]] = field(default_factory=list)  # per finished session
+    by_session: dict[int, dict[str, Optional[float]]] = field(default_factory=dict)  # the same, by index
+    chosen: Optional[Chosen] = None
     errored: int = 0
     seats: int = 0
     rule_breaks: int = 0
@@ -78,7 +87,7 @@ def rows_of(chosen: Chosen) -> list[Row]:
     report = log.final_report or {}
     for i, player in enumerate(log.players):
         row = Row(player=player, column=chosen.column, cell=log.cell, log=log.path, group=chosen.group,
-                  finished=chosen.finished)
+                  finished=chosen.finished, chosen=chosen)
         for s in log.sessions:
             if s.get("errored"):
                 row.errored += 1 if i == 0 else 0  # counted once per session, on the evaluated player
@@ -86,6 +95,7 @@ def rows_of(chosen: Chosen) -> list[Row]:
             keys = {m: (m if i == 0 else f"{m}/{player}") for m in METRICS}
             if s.get(keys["eas"]) is not None:
                 row.sessions.append({m: s.get(k) for m, k in keys.items()})
+                row.by_session[int(s["session"])] = row.sessions[-1]
         for r in log.runs:
             for seat in r["seats"]:
                 if seat["player"] == player:
@@ -145,12 +155,17 @@ def _plt():
     return plt
 
 
-def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path) -> list[str]:
-    """One line per player (mean d by run) and the game's human series, if the literature has one."""
+def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
+                     references: Sequence[Reference] = ()) -> list[str]:
+    """One line per player (mean d by run), the game's human series if the literature has one, and
+    published series of other benchmarks (dotted, grey shades) where the cell shows history."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
     for player, ys in sorted(series.items()):
         ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
+    for i, ref in enumerate(r for r in references if r.kind == "line"):
+        ax.plot(ref.xs, ref.ys, linestyle=":", marker=".", linewidth=1.5, color=REFERENCE_GREYS[i % 4],
+                label=ref.label)
     if game.REPORT.human_convergence is not None:
         human_label, human_series = game.REPORT.human_convergence
         ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
@@ -176,7 +191,7 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
 
 
 def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
-                   first_runs: Sequence[dict[str, Any]] = ()) -> list[str]:
+                   first_runs: Sequence[dict[str, Any]] = (), references: Sequence[Reference] = ()) -> list[str]:
     """Cumulative distribution of first-run choices, one line per player, and the human one.
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
@@ -192,6 +207,12 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     if human:
         ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
                 drawstyle="steps-post", label=labels_of.human)
+    for i, ref in enumerate(r for r in references if r.kind in ("cdf", "vline")):
+        colour = REFERENCE_GREYS[i % 4]
+        if ref.kind == "cdf":
+            ax.plot(ref.xs, ref.ys, linestyle=":", linewidth=1.5, color=colour, label=ref.label)
+        else:
+            ax.axvline(ref.xs[0], linestyle=":", linewidth=1.5, color=colour, label=ref.label)
     if labels_of.human_marker is not None:
         x, text = labels_of.human_marker
         ax.axvline(x, color="grey", linestyle=":", linewidth=1)
@@ -223,7 +244,7 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
     return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
+def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     chosen, notes = select(paths)
     logs = [c.log for c in chosen]
@@ -259,6 +280,20 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
                               "columns": len(means)}
     result["overall"] = result["overall_groups"].get(SELF_PLAY, {})
 
+    # floors: one log per column is enough, every log of a column holds the same sessions
+    first_log = {}
+    for r in rows:
+        first_log.setdefault(r.column, r.chosen.log if r.chosen else None)
+    result["floors"] = {col: floors(log) for col, log in sorted(first_log.items()) if log is not None}
+    result["diagnostics"] = {}
+    for r in rows:
+        if r.chosen is None:
+            continue
+        for kind, figures in diagnostics(r.chosen.log, r.player).items():
+            result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
+    result["depth"] = result["diagnostics"].get("depth", {})
+    result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+
     errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
     lines = ["# EconArena report", ""]
     if errored_rows:
@@ -292,11 +327,25 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
                 o = result["overall_groups"][group].get(p)
                 cells.append(_fmt(o["eas"], tuple(o["ci95"])) if o else "")
             rows_md.append("| " + " | ".join([p] + cells) + " |")
+        for policy, text in (("rule_break", "*floor: always breaks the rules*"),
+                             ("random", "*floor: uniform random*"), ("nash", "*ceiling: Nash play*")):
+            cells = [_fmt((result["floors"].get(col) or {}).get(metric, {}).get(policy)) for col in columns]
+            rows_md.append("| " + " | ".join([text] + cells + [""] * len(overall_cols)) + " |")
         return rows_md
 
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
+    lines += ["Under each table, the floors and ceiling of the metric on the column's own sessions: every seat "
+              "breaking the rules, playing uniformly at random over the valid range, or playing the equilibrium, "
+              "scored by the game's scorer."]
+    if result["depth"]:
+        lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
+                  "2004): " + "; ".join(f"{p} {col} τ = {d['tau']:.2f}" for p, cols in sorted(result["depth"].items())
+                                       for col, d in sorted(cols.items())) + "."]
+    lines += [""]
     for m in COMPONENTS:
         lines += [f"## {m}", ""] + table(m) + [""]
+    lines += diagnostics_md(result["diagnostics"])
+    lines += comparisons_md(result["comparisons"])
     lines += ["## Rule breaks, errors and tokens", "",
               "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
               "|---|---|---|---|---|---|"]
@@ -320,9 +369,14 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
             log = next(lg for lg in cell_logs if lg.path == c.log)
             series[label(c)] = convergence_series(log, c.player)
             shares[label(c)] = first_run_shares(log, c.player)
-        plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png")),
+        # a learning curve of another benchmark belongs only next to runs that showed history
+        with_history = any(r.get("history_runs", 0) for lg in cell_logs for r in lg.runs)
+        line_refs = game.references("convergence", references) if with_history else []
+        run_refs = game.references("first_run", references)
+        plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png",
+                                                              line_refs)),
                  (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
-                                                          first_runs)))
+                                                          first_runs, run_refs)))
         for name, plot_lines in plots:
             result["plots"][name] = {"lines": plot_lines}
             lines.append(f"![{name}]({name})")
@@ -333,6 +387,58 @@ def build(paths: Sequence[Path], out: Path) -> dict[str, Any]:
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.json").write_text(json.dumps(_json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     return result
+
+
+DIAGNOSTIC_TITLES = {
+    "depth": ("Depth of reasoning (τ)",
+              "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
+              "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
+              "(contract §10). People: τ ≈ 1.5."),
+    "bids": ("Bids: what the EAS hides",
+             "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
+             "and the mean bid / value."),
+}
+
+
+def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> list[str]:
+    """One table per kind of game diagnostic, rendered from whatever figures the game returned."""
+    lines: list[str] = []
+    for kind, by_player in sorted(diags.items()):
+        title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
+        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
+        keys = list(entries[0][2]) if entries else []
+        lines += [f"## {title}", "", note, "", "| player | column | " + " | ".join(keys) + " |",
+                  "|---|---|" + "---|" * len(keys)]
+        for p, col, d in entries:
+            lines.append("| " + " | ".join([p, col] + [_num(d.get(k)) for k in keys]) + " |")
+        lines.append("")
+    return lines
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, bool) or x is None:
+        return "-" if x is None else str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "-" if math.isnan(x) else f"{x:.3f}"
+    return str(x)
+
+
+def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:
+    """A compact EAS table per column: A − B with its paired interval, p-value and sessions."""
+    eas = [c for c in comps if c["metric"] == "eas"]
+    if not eas:
+        return []
+    lines = ["## Paired comparisons", "",
+             "EAS difference over the sessions both players finished, a paired bootstrap 95 % interval and a "
+             "two-sided sign-flip permutation p-value (every metric: `report.json`, `comparisons`; one pair: "
+             "`econarena-report --compare A B`).", ""]
+    for column in sorted({c["column"] for c in eas}):
+        lines += [f"**{column}**", "", "| A − B | difference [95 %], p, sessions |", "|---|---|"]
+        lines += [f"| {c['a']} − {c['b']} | {format_comparison(c)} |" for c in eas if c["column"] == column]
+        lines.append("")
+    return lines
 
 
 def _json_safe(x: Any) -> Any:
@@ -350,8 +456,33 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Leaderboards and plots from EconArena eval logs.")
     parser.add_argument("paths", nargs="+", type=Path, metavar="LOG_OR_DIR")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--references", default=",".join(DEFAULT_REFERENCES), metavar="MODELS",
+                        help="published language-model series in the plots (GAMA-Bench names, comma-separated), "
+                             "or 'none'; default: %(default)s")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                        help="print the paired comparison of players A and B in every column they share")
     opts = parser.parse_args(argv)
-    result = build(opts.paths, opts.out)
+    models = [] if opts.references.strip().lower() == "none" else [
+        m.strip() for m in opts.references.split(",") if m.strip()]
+    known = set(load_references()["gama_bench"]["guessing_round1"]["models"]) | set(
+        load_references()["gama_bench"]["auction_bid_value"]["models"])
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    result = build(opts.paths, opts.out, models)
+    if opts.compare:
+        a, b = opts.compare
+        pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]
+        if not pair:
+            print(f"no column holds sessions of both {a} and {b}", file=sys.stderr)
+            return 1
+        for c in pair:
+            if c["a"] != a:  # report in the order asked: A − B
+                c = {**c, "a": a, "b": b, "diff": -c["diff"] if c["diff"] is not None else None,
+                     "ci_low": -c["ci_high"] if c["ci_high"] is not None else None,
+                     "ci_high": -c["ci_low"] if c["ci_low"] is not None else None}
+            print(f"{c['column']}  {c['metric']:<15} {a} − {b} = {format_comparison(c)}")
+        return 0
     for n in result["inputs"]:
         if n["status"] != "used" or n["why"]:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)

@@ -112,18 +112,20 @@ def colour_pixels(png: Path, hex_colour: str) -> int:
     return int(close.sum())
 
 
-@pytest.mark.parametrize("name,players,human", [
-    ("convergence_beauty_hist.png", 5, True),  # nash, random, level2 (partial), the arena's two players
-    ("first_run_beauty_hist.png", 5, True),
-    ("convergence_auction_L.png", 2, False),
-    ("first_run_auction_L.png", 2, True),
+@pytest.mark.parametrize("name,players,human,published", [
+    # nash, random, level2 (partial), the arena's two players; four GAMA-Bench models by default
+    ("convergence_beauty_hist.png", 5, True, 4),
+    ("first_run_beauty_hist.png", 5, True, 4),
+    ("convergence_auction_L.png", 2, False, 0),
+    ("first_run_auction_L.png", 2, True, 3),  # gpt-4o has no published second-price figures
 ])
-def test_plots_are_real_images_with_one_line_per_player(report, name, players, human):
+def test_plots_are_real_images_with_one_line_per_player(report, name, players, human, published):
     out, data, _ = report
     png = out / name
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     labels = data["plots"][name]["lines"]
-    assert len(labels) == players + human
+    assert len(labels) == players + human + published
+    assert sum("GAMA-Bench" in label for label in labels) == published
     # the picture itself: each player's colour is drawn, and no colour beyond them
     for colour in CYCLE[:players]:
         assert colour_pixels(png, colour) > 100, (name, colour)
@@ -147,3 +149,67 @@ def test_readme_plot_is_current():
     assert "docs/convergence_beauty_hist.png" in readme
     assert (REGISTRY.parent / "docs" / "convergence_beauty_hist.png").read_bytes()[:4] == b"\x89PNG"
 
+
+
+def test_floors_match_a_hand_computation(logs, report):
+    """Second-price auction: breaking the rules pays A - fee against A (or A + v1 - v2 for the top
+    value); Nash play is the ceiling; in self-play a rule break is never a win."""
+    _, data, _ = report
+    floors = data["floors"]["auction_L"]
+    log = read_log(logs / "nash_auction_L.jsonl")
+    ratios = []
+    for r in log.runs:
+        values = sorted(r["values"], reverse=True)
+        top = r["values"].index(values[0])
+        for i in range(len(r["values"])):
+            ne = 100 + values[0] - values[1] if i == top else 100
+            ratios.append(min(1.0, 90 / ne))
+    assert floors["rationality"]["rule_break"] == pytest.approx(sum(ratios) / len(ratios), abs=1e-9)
+    for m in ("ne_proximity", "win_rate", "rule_following", "convergence"):
+        assert floors[m]["rule_break"] == 0
+    assert floors["eas"]["nash"] == pytest.approx(0.84)
+    assert 0 < floors["ne_proximity"]["random"] < 1 and floors["rule_following"]["random"] == 1
+    beauty = data["floors"]["beauty_hist"]
+    assert beauty["eas"]["rule_break"] == 0 and beauty["eas"]["nash"] == pytest.approx(0.84)
+    md = (report[0] / "report.md").read_text()
+    assert "*floor: always breaks the rules*" in md and "*ceiling: Nash play*" in md
+
+
+def test_comparisons_pair_players_of_a_column_by_session(logs, report):
+    from econarena_evals.paired import paired_comparison
+
+    out, data, _ = report
+    comp = next(c for c in data["comparisons"] if c["column"] == "auction_L" and c["metric"] == "eas")
+    assert {comp["a"], comp["b"]} == {"econarena/nash", "econarena/random"}
+    per = {}
+    for name in ("nash", "random"):
+        log = read_log(logs / f"{name}_auction_L.jsonl")
+        per[f"econarena/{name}"] = {s["session"]: s["eas"] for s in log.sessions}
+    common = sorted(set(per[comp["a"]]) & set(per[comp["b"]]))
+    direct = paired_comparison([per[comp["a"]][k] for k in common], [per[comp["b"]][k] for k in common],
+                               resamples=2000, seed=1995)
+    for k in ("diff", "ci_low", "ci_high", "p_value"):
+        assert comp[k] == pytest.approx(direct[k], abs=1e-9), k
+    assert comp["sessions"] == 6
+    assert "## Paired comparisons" in (out / "report.md").read_text()
+    proc = run_cli([cli("econarena-report"), str(logs), "--out", str(out / "again"), "--compare",
+                    "econarena/random", "econarena/nash"], base_env())
+    assert "econarena/random − econarena/nash = -" in proc.stdout and "auction_L  eas" in proc.stdout
+
+
+def test_depth_and_bid_diagnostics(report):
+    _, data, _ = report
+    depth = data["depth"]["econarena/level2"]["beauty_hist"]
+    assert depth["choices"] == 15 and depth["ci_low"] <= depth["tau"] <= depth["ci_high"]
+    bids = data["diagnostics"]["bids"]["econarena/nash"]["auction_L"]
+    assert bids["truthful"] == 1 and bids["overbid"] == 0 and bids["mean_bid_over_value"] == pytest.approx(1)
+
+
+def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
+    run_cli([cli("econarena-report"), str(logs), "--out", str(tmp_path / "none"), "--references", "none"],
+            base_env())
+    data = json.loads((tmp_path / "none" / "report.json").read_text())
+    assert not any("GAMA" in label for p in data["plots"].values() for label in p["lines"])
+    proc = run_cli_fail([cli("econarena-report"), str(logs), "--out", str(tmp_path / "x"), "--references",
+                         "gpt-99"])
+    assert proc.returncode == 2 and "unknown model(s) gpt-99" in proc.stderr

@@ -14,7 +14,9 @@ from ..outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..prompts import (ANSWER_FORMAT, NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block,
                        messages, players_list, seat_and_run)
 from ..sessions import CellConfig, Session
-from .protocol import Move, ReportLabels
+from .. import depth
+from ..references import GAMA_LABEL, load_references
+from .protocol import Reference, Move, ReportLabels
 
 NAME = "beauty"
 TARGET_RATIO = 2 / 3
@@ -281,3 +283,60 @@ def first_run_share(event: Mapping[str, Any], seat: Mapping[str, Any]) -> Option
 
 def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Random, n: int) -> list[float]:
     return [human_first_run_share(rng) for _ in range(n)]
+
+
+# ---- report: floors, depth of reasoning, published references ----
+
+def score_event(event: Mapping[str, Any], actions: Sequence[Optional[float]], players: Sequence[str]) -> RunOutcome:
+    return score_run(actions, float(event["c_bar"]), float(event["prize"]), players)
+
+
+def action_range(event: Mapping[str, Any]) -> tuple[float, float]:
+    return 0.0, float(event["c_bar"])
+
+
+DEPTH_RESAMPLES, DEPTH_SEED = 1000, 2004
+
+
+def diagnostics(runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]:
+    """Depth of reasoning (contract §10): a cognitive-hierarchy fit of the player's valid first-run
+    choices / c_bar, pooled over sessions, with a bootstrap interval over sessions."""
+    by_session: dict[int, list[float]] = {}
+    n = 0
+    for event in runs:
+        if event["run"] != 0:
+            continue
+        n = max(n, len(event["seats"]))
+        shares = [s["action"] / event["c_bar"] for s in event["seats"]
+                  if s["player"] == player and s["valid"] and s["action"] is not None]
+        if shares:
+            by_session.setdefault(int(event["session"]), []).extend(shares)
+    if not by_session:
+        return {}
+    fit = depth.fit_with_interval(list(by_session.values()), n=n, p=TARGET_RATIO, resamples=DEPTH_RESAMPLES,
+                                  seed=DEPTH_SEED)
+    return {"depth": {"tau": fit["tau"], "ci_low": fit["ci_low"], "ci_high": fit["ci_high"],
+                      "sigma": fit["sigma"], "choices": fit["choices"], "sessions": fit["sessions"],
+                      "tau_at_bound": bool(fit.get("tau_at_bound", False))}}
+
+
+def references(plot: str, models: Sequence[str]) -> list[Reference]:
+    """GAMA-Bench's language models: mean choice / 100 by round (convergence) and the CDF of their
+    round-1 choices at the histogram's bin edges (first run). Another setting: 10 players, [0, 100]."""
+    out = []
+    gama = load_references()["gama_bench"]
+    for model in models:
+        if plot == "convergence" and model in gama["guessing_round_means"]["models"]:
+            rounds = gama["guessing_round_means"]["rounds"]
+            means = gama["guessing_round_means"]["models"][model]
+            ys = tuple(m / 100 for r, m in zip(rounds, means) if r <= 10 and m is not None)
+            out.append(Reference(f"{model} ({GAMA_LABEL})", "line", tuple(range(1, len(ys) + 1)), ys))
+        if plot == "first_run" and model in gama["guessing_round1"]["models"]:
+            edges = [e / 100 for e in gama["guessing_round1"]["bin_edges"]]
+            counts = gama["guessing_round1"]["models"][model]["counts"]
+            total = sum(counts)
+            cum = [0.0]
+            for c in counts:
+                cum.append(cum[-1] + c / total)
+            out.append(Reference(f"{model} ({GAMA_LABEL})", "cdf", tuple(edges), tuple(cum)))
+    return out

@@ -25,12 +25,12 @@ from ..prompts import ANSWER_FORMAT, NUM, PastRun, PromptFacts, fmt, messages, s
 from ..sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (cell_problems, draw_session, event_result, first_run_share, history, is_valid_bid,
+from .sealed_bid import (action_range, cell_problems, draw_session, event_result, first_run_share, history, is_valid_bid,
                          random_play, session_from_sample, win_share)
 
 NAME = "first_price"
 
-__all__ = ["cell_problems", "draw_session", "event_result", "first_run_share", "history", "is_valid_bid",
+__all__ = ["action_range", "cell_problems", "draw_session", "event_result", "first_run_share", "history", "is_valid_bid",
            "random_play", "session_from_sample", "win_share"]
 
 REPORT = ReportLabels(
@@ -241,3 +241,18 @@ def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Rand
         v, dist, seats = rng.choice(pool)
         shares.append(human_bid(v, ne_bid(v, *dist, seats), rng) / v)
     return shares
+
+
+# ---- report ----
+
+def score_event(event: Mapping[str, Any], actions: Sequence[Optional[float]], players: Sequence[str]) -> RunOutcome:
+    return score_run(actions, event["values"], event_dist(event), float(event["assets"]), float(event["fee"]),
+                     players)
+
+
+def diagnostics(runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]:
+    return sealed_bid.bid_diagnostics(runs, player)
+
+
+def references(plot: str, models: Sequence[str]) -> list[Any]:
+    return sealed_bid.bid_references(plot, models, "first_price", "mean", "first-price bid/value (all rounds)")

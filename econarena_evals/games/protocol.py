@@ -34,6 +34,20 @@ class ReportLabels:
     human_marker: Optional[tuple[float, str]] = None  # a vertical line on the first-run plot: (x, label)
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A published series for a plot, labelled with its source and setting.
+
+    ``kind``: "line" (ys by run 1, 2, ... on the convergence plot), "cdf" (a cumulative distribution
+    through the points (xs, ys) on the first-run plot) or "vline" (a mark at xs[0] there).
+    """
+
+    label: str
+    kind: str
+    xs: tuple[float, ...]
+    ys: tuple[float, ...] = ()
+
+
 class Game(Protocol):
     """The attributes and functions of a game module (modules satisfy Protocols structurally)."""
 
@@ -71,6 +85,13 @@ class Game(Protocol):
     def first_run_share(self, event: Mapping[str, Any], seat: Mapping[str, Any]) -> Optional[float]: ...
     def human_first_run_shares(self, events: Sequence[Mapping[str, Any]], rng: random.Random,
                                n: int) -> list[float]: ...
+
+    # ---- report: floors, what the EAS hides, and published references ----
+    def score_event(self, event: Mapping[str, Any], actions: Sequence[Optional[float]],
+                    players: Sequence[str]) -> "RunOutcome": ...  # the event's run, other actions
+    def action_range(self, event: Mapping[str, Any]) -> tuple[float, float]: ...  # a valid action's bounds
+    def diagnostics(self, runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]: ...
+    def references(self, plot: str, models: Sequence[str]) -> list[Reference]: ...  # plot: convergence|first_run
 
 
 MEMBERS = ("NAME", "REPORT") + tuple(

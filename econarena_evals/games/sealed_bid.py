@@ -235,3 +235,49 @@ def first_run_share(event: Mapping[str, Any], seat: Mapping[str, Any]) -> Option
     """A first-run bid as a share of the seat's value (None when the value is 0)."""
     value = event["values"][seat["seat"] - 1]
     return seat["action"] / value if value > 0 else None
+
+
+# ---- report: what the EAS hides, and published references ----
+
+TRUTHFUL_TOLERANCE = 0.01  # |bid - v| <= 1 % of v counts as a truthful bid
+
+
+def action_range(event: Mapping[str, Any]) -> tuple[float, float]:
+    return 0.0, float(event["assets"])
+
+
+def bid_diagnostics(runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]:
+    """Shares of truthful, over- and underbids and the mean bid / value over the player's valid bids
+    (values above 0): the EAS folds these into one number."""
+    ratios = []
+    for event in runs:
+        for seat in event["seats"]:
+            value = event["values"][seat["seat"] - 1]
+            if seat["player"] == player and seat["valid"] and seat["action"] is not None and value > 0:
+                ratios.append(seat["action"] / value)
+    if not ratios:
+        return {}
+    n = len(ratios)
+    return {"bids": {
+        "truthful": sum(abs(r - 1) <= TRUTHFUL_TOLERANCE for r in ratios) / n,
+        "overbid": sum(r > 1 + TRUTHFUL_TOLERANCE for r in ratios) / n,
+        "underbid": sum(r < 1 - TRUTHFUL_TOLERANCE for r in ratios) / n,
+        "mean_bid_over_value": math.fsum(ratios) / n,
+        "bids": n,
+    }}
+
+
+def bid_references(plot: str, models: Sequence[str], key: str, figure: str, what: str) -> list[Any]:
+    """Marks on the first-run plot at the published mean bid / value of each model (GAMA-Bench)."""
+    from ..references import GAMA_LABEL, load_references
+    from .protocol import Reference
+
+    if plot != "first_run":
+        return []
+    table = load_references()["gama_bench"]["auction_bid_value"]["models"]
+    out = []
+    for model in models:
+        value = ((table.get(model) or {}).get(key) or {}).get(figure)
+        if value is not None:
+            out.append(Reference(f"{model}: {what} {value:.2f} ({GAMA_LABEL.split(',')[0]})", "vline", (value,)))
+    return out

@@ -14,13 +14,13 @@ from ..prompts import ANSWER_FORMAT, PastRun, PromptFacts, fmt, messages, seat_a
 from ..sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (cell_problems, draw_session, event_params, event_result, first_run_share, history,
+from .sealed_bid import (action_range, cell_problems, draw_session, event_params, event_result, first_run_share, history,
                          is_valid_bid, random_play, session_from_sample, win_share)
 
 # Kept from before the games had modules: existing logs and registry entries say "auction".
 NAME = "auction"
 
-__all__ = ["cell_problems", "draw_session", "event_params", "event_result", "first_run_share", "history",
+__all__ = ["action_range", "cell_problems", "draw_session", "event_params", "event_result", "first_run_share", "history",
            "is_valid_bid", "random_play", "session_from_sample", "win_share"]
 
 REPORT = ReportLabels(
@@ -137,3 +137,17 @@ def human(facts: PromptFacts, rng: random.Random) -> Move:
 
 def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Random, n: int) -> list[float]:
     return [human_first_run_share(rng) for _ in range(n)]
+
+
+# ---- report ----
+
+def score_event(event: Mapping[str, Any], actions: Sequence[Optional[float]], players: Sequence[str]) -> RunOutcome:
+    return score_run(actions, event["values"], float(event["assets"]), float(event["fee"]), players)
+
+
+def diagnostics(runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]:
+    return sealed_bid.bid_diagnostics(runs, player)
+
+
+def references(plot: str, models: Sequence[str]) -> list[Any]:
+    return sealed_bid.bid_references(plot, models, "second_price", "round1_mean", "round-1 second-price bid/value")
