@@ -1,0 +1,61 @@
+"""How long ``econarena-report`` takes, and how much memory, on a realistic pile of logs.
+
+    python bench/report_speed.py [--logs DIR] [--players 8]
+
+Makes (once, into --logs, default /tmp/econarena-report-bench) the logs of 8 reference players in
+every cell of ``econarena-full`` (dev split) with the real ``oaieval``, then runs the real
+``econarena-report`` on all of them and prints the wall time, the peak memory (max RSS), the
+number of logs, paired comparisons, floors and depth fits. Target (issue 11): under 30 s and
+500 MB with comparisons for all 28 pairs of players.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAYERS = ("nash", "random", "level1", "level2", "level3", "human", "shade", "overbid")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", type=Path, default=Path("/tmp/econarena-report-bench"))
+    parser.add_argument("--players", type=int, default=len(PLAYERS))
+    opts = parser.parse_args()
+    bindir = Path(sys.executable).parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
+    env.update(PYTHONPATH=str(ROOT), EVALS_SHOW_EVAL_PROGRESS="")
+    evals = subprocess.run([str(bindir / "python"), "-m", "econarena_evals.evalset", "econarena-full"], env=env,
+                           check=True, capture_output=True, text=True).stdout.split()
+    opts.logs.mkdir(parents=True, exist_ok=True)
+    for player in PLAYERS[: opts.players]:
+        for name in evals:
+            log = opts.logs / f"{player}_{name}.jsonl"
+            if not log.exists():
+                subprocess.run([str(bindir / "oaieval"), f"econarena/{player}", name, "--record_path", str(log)],
+                               env=env, check=True, capture_output=True)
+    logs = sorted(opts.logs.glob("*.jsonl"))
+    size = sum(p.stat().st_size for p in logs) / 1e6
+    out = opts.logs / "report"
+    start = time.perf_counter()
+    subprocess.run([str(bindir / "econarena-report"), str(opts.logs), "--out", str(out)], env=env, check=True,
+                   capture_output=True)
+    wall = time.perf_counter() - start
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    data = json.loads((out / "report.json").read_text())
+    pairs = {(c["a"], c["b"]) for c in data["comparisons"]}
+    fits = sum(len(cols) for cols in data["depth"].values())
+    print(f"logs: {len(logs)} ({size:.0f} MB), players: {len(data['overall'])}, columns: {len(data['floors'])}")
+    print(f"comparisons: {len(data['comparisons'])} rows over {len(pairs)} pairs; floors: {len(data['floors'])} "
+          f"columns; depth fits: {fits}")
+    print(f"econarena-report: {wall:.1f} s wall, {rss_mb:.0f} MB max RSS (targets: 30 s, 500 MB)")
+
+
+if __name__ == "__main__":
+    main()
