@@ -19,6 +19,7 @@ mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.evalset econarena)
 for player in econarena/nash econarena/random; do
   for eval in "${evals[@]}"; do
     log="$RUN_DIR/${player//\//_}/$eval.jsonl"
+    mkdir -p "$(dirname "$log")"
     echo ">>> oaieval $player $eval --record_path $log"
     if ! oaieval "$player" "$eval" --record_path "$log" > "$log.out" 2>&1; then
       echo "main.sh: oaieval $player $eval failed; its output:" >&2

@@ -14,7 +14,7 @@ fi
 # which is not installed"); those lines are expected, so they are filtered. pip's exit status stands.
 pip_install() {
   "$VENV/bin/python" -m pip --disable-pip-version-check -q install -c constraints.txt "$@" 2>&1 |
-    { grep -vE "^evals 3\.0\.1\.post1 requires |dependency resolver does not currently take into account" || true; }
+    { grep -vE "^evals 3\.0\.1\.post1 requires |dependency resolver does not currently take into account|^WARNING: Location 'file:.*' is ignored" || true; }
 }
 # --no-deps: evals pins tensorflow, spacy, langchain, playwright, ... none of which a custom eval needs.
 pip_install --no-deps "evals==3.0.1.post1"
