@@ -38,34 +38,51 @@ def flag(fit) -> str:
     return ", ".join(notes)
 
 
+def gama_fits(resamples: int = 2000, seed: int = 0) -> list[tuple[str, float, dict]]:
+    """(model, round-1 mean, binned fit with interval) for every GAMA-Bench model, deepest first."""
+    rows = []
+    for model, h in gama_round1().items():
+        fit = depth.fit_binned_with_interval(h["edges"], h["counts"], n=N_PLAYERS, p=P, resamples=resamples,
+                                             seed=seed)
+        rows.append((model, h["mean"], fit))
+    rows.sort(key=lambda r: -r[2]["tau"])
+    return rows
+
+
+def people_rows() -> list[str]:
+    """Table rows for people: Camerer, Ho & Chong's published τ and the τ matching Nagel's mean (n = 10)."""
+    refs = load_references()
+    chc = refs["humans"]["camerer_ho_chong_2004"]["tau"]
+    nagel = refs["humans"]["nagel_1995"]["first_period"]["by_p"]["2/3"]
+    moment = depth.fit_moment_tau(nagel["mean"] / 100, n=N_PLAYERS, p=P)
+    return [f"| people: Camerer, Ho & Chong (2004), published | - | {chc:.2f} | - | - | - | fitted on many games |",
+            f"| people: Nagel (1995) first period, mean matched | {nagel['mean']:.1f} | {moment:.2f} | - | - | "
+            f"{nagel['n']} | method of moments, n = 10 |"]
+
+
+def gama_table(rows: list[tuple[str, float, dict]]) -> list[str]:
+    out = ["| player | round-1 mean | τ | 95 % interval | σ (share) | choices | note |",
+           "|---|---|---|---|---|---|---|"]
+    for model, mean, fit in rows:
+        out.append(f"| {model} | {mean:.1f} | {fit['tau']:.2f} | [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}] | "
+                   f"{fit['sigma']:.3f} | {fit['choices']} | {flag(fit)} |")
+    return out + people_rows()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     refs = load_references()
-    rows = []
     start = time.perf_counter()
-    for model, h in gama_round1().items():
-        fit = depth.fit_binned_with_interval(h["edges"], h["counts"], n=N_PLAYERS, p=P, resamples=args.resamples,
-                                             seed=args.seed)
-        rows.append((model, h["mean"], fit))
+    rows = gama_fits(args.resamples, args.seed)
     elapsed = time.perf_counter() - start
-    rows.sort(key=lambda r: -r[2]["tau"])
 
     print(f"Depth of reasoning, round 1 of the guessing game ({GAMA_LABEL}, p = 2/3); binned CH fit, n = 10")
     print()
-    print("| player | round-1 mean | τ | 95 % interval | σ (share) | choices | note |")
-    print("|---|---|---|---|---|---|---|")
-    for model, mean, fit in rows:
-        print(f"| {model} | {mean:.1f} | {fit['tau']:.2f} | [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}] | "
-              f"{fit['sigma']:.3f} | {fit['choices']} | {flag(fit)} |")
-    chc = refs["humans"]["camerer_ho_chong_2004"]["tau"]
+    print("\n".join(gama_table(rows)))
     nagel = refs["humans"]["nagel_1995"]["first_period"]["by_p"]["2/3"]
-    moment = depth.fit_moment_tau(nagel["mean"] / 100, n=N_PLAYERS, p=P)
-    print(f"| people: Camerer, Ho & Chong (2004), published | - | {chc:.2f} | - | - | - | fitted on many games |")
-    print(f"| people: Nagel (1995) first period, mean matched | {nagel['mean']:.1f} | {moment:.2f} | - | - | "
-          f"{nagel['n']} | method of moments, n = 10 |")
     print()
     print(f"CH mean choice at τ = 1.5, n = 10: {100 * depth.ch_mean(1.5, N_PLAYERS, P):.1f} "
           f"(Nagel's first period: {nagel['mean']:.2f})")
@@ -73,7 +90,6 @@ def main() -> int:
     print("σ at its floor (0.005) on a binned fit: every choice fell in the bins of the CH points, and bins of 10")
     print("cannot tell how tight the clusters are. τ = 0: the choices are what CH can only call step 0 (50 and up).")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -372,6 +372,22 @@ def histogram_edges(upper: float = 100.0, width: float = 10.0) -> List[float]:
 
 
 # -------------------------------------------------------------------------------------- sampling
+def _step_cdf(tau: float, K: int) -> np.ndarray:
+    return np.cumsum(_step_weights(np.array([tau]), K)[0])
+
+
+def _draw_step(cdf: np.ndarray, rng: random.Random, K: int) -> int:
+    return min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), K)
+
+
+def sample_step(tau: float, rng: random.Random, K: int = K_DEFAULT) -> int:
+    """One CH step k from Poisson(τ), steps beyond K playing K (as sample_ch draws them), using one
+    rng.random() of a random.Random."""
+    if not (tau >= 0 and math.isfinite(tau)):
+        raise ValueError(f"tau must be finite and >= 0, got {tau!r}")
+    return _draw_step(_step_cdf(tau, K), rng, K)
+
+
 def sample_ch(tau: float, sigma: float, n: int = 5, p: float = 2 / 3, rng: Optional[RNG] = None,
               size: Optional[int] = None, K: int = K_DEFAULT):
     """Draw choices (shares of c̄) from the model: a step from Poisson(τ) (steps beyond K play K), a
@@ -399,11 +415,10 @@ def sample_ch(tau: float, sigma: float, n: int = 5, p: float = 2 / 3, rng: Optio
             todo = todo[~ok]
         out[todo] = np.clip(pts[steps[todo]], 0, 1)  # unreachable for σ <= ~1e3
         return float(out[0]) if size is None else out
-    weights = _step_weights(np.array([tau]), K)[0]
-    cdf = np.cumsum(weights)
+    cdf = _step_cdf(tau, K)
 
     def one() -> float:
-        k = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), K)
+        k = _draw_step(cdf, rng, K)
         if k == 0:
             return rng.random()
         for _ in range(1000):

@@ -6,8 +6,8 @@ the players mix with the prompt text, so a rerun with the same eval seed gives i
 while different runs and seats get different draws.
 
 A player knows the game from the prompt (``read_prompt``) and asks that game's module how its kind
-of player plays it (``nash``, ``random_play``, ``level_k``, ``human``, ``shade``, ``overbid``): the
-figures and their sources live with each game in ``games/``.
+of player plays it (``nash``, ``random_play``, ``level_k``, ``cognitive_hierarchy``, ``human``,
+``shade``, ``overbid``): the figures and their sources live with each game in ``games/``.
 """
 from __future__ import annotations
 
@@ -98,6 +98,27 @@ class LevelKPlayer(BuiltinPlayer):
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
         return game.level_k(facts, rng, self.k)
+
+
+class CognitiveHierarchyPlayer(BuiltinPlayer):
+    """Cognitive hierarchy (Camerer, Ho and Chong 2004) with its own τ (mean number of steps; people
+    ≈ 1.5) and σ (noise sd of a step's choice, as a share of the range): each call draws a step from
+    Poisson(τ), and the game says what that step plays. Registry: econarena/ch (τ = 1.5, or
+    --completion_args tau=..,sigma=..), econarena/ch-0.5, ch-1.5, ch-3."""
+
+    name = "econarena/ch"
+    understanding = "I think a few steps ahead of players who think fewer steps than I do."
+
+    def __init__(self, registry: Optional[Any] = None, tau: Any = 1.5, sigma: Any = 0.03, **options: Any) -> None:
+        super().__init__(registry, **options)
+        self.tau, self.sigma = float(tau), float(sigma)
+        if not (0 <= self.tau <= 100):
+            raise ValueError(f"econarena/ch needs 0 <= tau <= 100, got {tau!r}")
+        if not (0 < self.sigma <= 1):
+            raise ValueError(f"econarena/ch needs 0 < sigma <= 1 (a share of the range), got {sigma!r}")
+
+    def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
+        return game.cognitive_hierarchy(facts, rng, self.tau, self.sigma)
 
 
 class ShadingBidder(BuiltinPlayer):

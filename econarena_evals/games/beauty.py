@@ -10,6 +10,7 @@ import random
 import re
 from typing import Any, Mapping, Optional, Sequence
 
+from .. import depth
 from ..outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..prompts import (ANSWER_FORMAT, NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block,
                        messages, players_list, seat_and_run)
@@ -224,6 +225,20 @@ def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
     if anchor is None:
         return factor * facts.upper / 2, f"I expect an average of c/2 and apply {k} step(s) of 2/3."
     return factor * anchor, f"I take last run's average and apply {k} step(s) of 2/3."
+
+
+def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+    """A draw from the cognitive hierarchy (Camerer, Ho and Chong 2004; depth.sample_ch): a step from
+    Poisson(τ); step 0 uniform, step k its CH point for n = the table's size and p = 2/3, plus noise of
+    sd σ (shares), truncated to the range. No history: scaled to [0, c_bar] (step 0's mean is c_bar/2).
+    With history: the same draw scaled so step 0's mean is the last run's average a (the range
+    [0, 2a], capped at c_bar), as level k replaces c_bar/2 by a."""
+    share = depth.sample_ch(tau, sigma, n=facts.n, p=TARGET_RATIO, rng=rng)
+    anchor = last_average(facts)
+    if anchor is None:
+        return share * facts.upper, f"A cognitive-hierarchy step (tau = {tau:g}) on an expected average of c/2."
+    return min(facts.upper, share * 2 * anchor), (
+        f"A cognitive-hierarchy step (tau = {tau:g}) on last run's average instead of c/2.")
 
 
 def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:

@@ -206,6 +206,12 @@ def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
     return facts_ne_bid(facts), f"Level {k}: I best-respond to bidders who shade as I do."
 
 
+def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+    """A CH step from Poisson(τ): step 0 bids uniformly on [0, A] (random_play), step k >= 1 bids as
+    level k does, the equilibrium b(v) (level_k says why). σ plays no part."""
+    return sealed_bid.cognitive_hierarchy(facts, rng, tau, random_play, level_k)
+
+
 def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
     return sealed_bid.share_of_value(facts, share)
 

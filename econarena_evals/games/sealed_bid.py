@@ -12,6 +12,7 @@ import random
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from .. import depth
 from ..outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..prompts import NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
 from ..sessions import CellConfig, Session
@@ -224,6 +225,19 @@ def read_facts(game: str, text: str, seat: int, run: int, runs: int,
 
 def random_play(facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
     return rng.uniform(0.0, facts.upper), "A uniform draw over the allowed range."
+
+
+def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float,
+                        step0: Callable[[PromptFacts, random.Random], tuple[float, str]],
+                        level_k: Callable[[PromptFacts, random.Random, int], tuple[float, str]]) -> tuple[float, str]:
+    """A cognitive-hierarchy bidder: a step k from Poisson(τ) (depth.sample_step, one rng draw); step 0
+    plays ``step0`` (uniform over the range), step k >= 1 plays the auction's ``level_k(k)``."""
+    k = depth.sample_step(tau, rng)
+    if k == 0:
+        bid, reason = step0(facts, rng)
+    else:
+        bid, reason = level_k(facts, rng, k)
+    return bid, f"Cognitive-hierarchy step {k} (tau = {tau:g}): {reason}"
 
 
 def share_of_value(facts: PromptFacts, share: float) -> tuple[float, str]:

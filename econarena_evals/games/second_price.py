@@ -110,6 +110,12 @@ def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
     return facts.value, "In a second-price auction bidding my value is optimal."
 
 
+def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+    """A CH step from Poisson(τ): step 0 bids uniformly on [0, A] (random_play), step k >= 1 bids its value
+    (level_k): truthful bidding is a best response to any mix of lower steps. σ plays no part."""
+    return sealed_bid.cognitive_hierarchy(facts, rng, tau, random_play, level_k)
+
+
 def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
     return sealed_bid.share_of_value(facts, share)
 
