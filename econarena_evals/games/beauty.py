@@ -15,7 +15,6 @@ from ..outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..prompts import (ANSWER_FORMAT, NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block,
                        messages, players_list, seat_and_run)
 from ..sessions import CellConfig, Session
-from .. import depth
 from ..references import GAMA_LABEL, load_references
 from .protocol import Reference, Move, ReportLabels
 
