@@ -31,5 +31,6 @@ done
 echo
 econarena-summary "$RUN_DIR" --strict
 echo
-econarena-report "$RUN_DIR" --out econarena-report
-echo "logs in $RUN_DIR; open econarena-report/report.md for the leaderboard and plots"
+REPORT_DIR=${REPORT_DIR:-econarena-report}
+econarena-report "$RUN_DIR" --out "$REPORT_DIR"
+echo "logs in $RUN_DIR; open $REPORT_DIR/report.md for the leaderboard and plots"

@@ -1,0 +1,46 @@
+"""scripts/main.sh as a user runs it, while another process writes logs into /tmp/evallogs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from conftest import REGISTRY, ROOT, base_env, cli
+
+
+def test_main_job_reports_only_its_own_logs(tmp_path):
+    venv = Path(sys.executable).parent.parent  # absolute, as a user may give it
+    run_dir, report_dir = tmp_path / "run", tmp_path / "report"
+    stop = threading.Event()
+    intruders: list[Path] = []
+
+    def other_user():
+        # another oaieval on the machine, writing to evals' default log folder meanwhile
+        while not stop.is_set():
+            before = set(Path("/tmp/evallogs").rglob("*.jsonl")) if Path("/tmp/evallogs").exists() else set()
+            subprocess.run([cli("oaieval"), "econarena/level1", "econarena.beauty_L", "--registry_path",
+                            str(REGISTRY), "--max_samples", "2"], env=base_env(), capture_output=True, timeout=120)
+            intruders.extend(set(Path("/tmp/evallogs").rglob("*.jsonl")) - before)
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=other_user, daemon=True)
+    thread.start()
+    env = base_env(source=False) | {"VENV": str(venv), "RUN_DIR": str(run_dir), "REPORT_DIR": str(report_dir)}
+    env["PATH"] = os.environ["PATH"]
+    try:
+        proc = subprocess.run(["bash", "scripts/main.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=900)
+    finally:
+        stop.set()
+        thread.join(150)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert intruders, "the other process wrote no log while main.sh ran"
+    data = json.loads((report_dir / "report.json").read_text())
+    files = {Path(n["file"]) for n in data["inputs"]}
+    assert len(files) == 10 and all(run_dir in f.parents for f in files)
+    assert {c["player"] for c in data["conditions"]} == {"econarena/nash", "econarena/random"}
+    assert "econarena/level1" not in proc.stdout
