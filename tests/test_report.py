@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,11 @@ def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
     proc = run_cli_fail([cli("econarena-report"), str(logs), "--out", str(tmp_path / "x"), "--references",
                          "gpt-99"])
     assert proc.returncode == 2 and "unknown model(s) gpt-99" in proc.stderr
+
+
+def test_the_report_tools_import_nothing_from_evals():
+    """Reading logs needs neither evals nor a key: checked in a fresh interpreter without a key."""
+    code = ("import sys, econarena_evals.report, econarena_evals.summary; "
+            "print(sorted(m for m in sys.modules if m == 'evals' or m.startswith(('evals.', 'openai'))))")
+    proc = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
