@@ -70,6 +70,7 @@ class EconArena(evals.Eval):
         max_attempts: int = 4,
         opponents: Optional[Sequence[str]] = None,
         breaker_threshold: int = 20,
+        probe_interval_s: float = 30.0,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 20.0,
         resume_from: Optional[str] = None,
@@ -93,6 +94,7 @@ class EconArena(evals.Eval):
             call_timeout_s=float(call_timeout_s),
             max_attempts=int(max_attempts),
             breaker_threshold=int(breaker_threshold),
+            probe_interval_s=float(probe_interval_s),
             backoff_base_s=float(backoff_base_s),
             backoff_cap_s=float(backoff_cap_s),
         )
