@@ -54,6 +54,14 @@ def report() -> tuple[list[str], bool]:
 
 
 def main() -> int:
+    # `python -m` puts the current folder first on sys.path, so from a checkout this process would
+    # see the checkout's package, while `oaieval` (a console script) sees the installed one. Ask in
+    # a child that starts as a console script does (-P: no current folder on sys.path).
+    if sys.version_info >= (3, 11) and not os.environ.get("_ECONARENA_DOCTOR_CHILD"):
+        import subprocess
+
+        env = {**os.environ, "_ECONARENA_DOCTOR_CHILD": "1"}
+        return subprocess.run([sys.executable, "-P", "-m", "econarena_evals.doctor"], env=env).returncode
     lines, ok = report()
     print("\n".join(lines))
     return 0 if ok else 1

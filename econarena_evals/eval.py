@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import inspect
 import math
 import sys
 from dataclasses import dataclass, field
@@ -43,6 +44,26 @@ class _SessionState:
     error: Optional[str] = None
 
 
+# What evals itself passes to every eval's constructor besides the YAML args.
+EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
+
+
+def _arg(name: str, value: Any, kind: type) -> Any:
+    """An eval arg as int or float, with a message naming it (--extra_eval_params gives strings)."""
+    try:
+        number = float(value)
+        if kind is int:
+            if not number.is_integer():
+                raise ValueError
+            return int(number)
+        if not math.isfinite(number):
+            raise ValueError
+        return number
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"eval arg {name} must be {what}, got {value!r}") from None
+
+
 class EconArena(evals.Eval):
     def __init__(
         self,
@@ -76,30 +97,51 @@ class EconArena(evals.Eval):
         resume_from: Optional[str] = None,
         **kwargs: Any,
     ):
+        unknown = sorted(set(kwargs) - EVALS_KWARGS)
+        if unknown:
+            raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
+                             f"{', '.join(sorted(ECONARENA_ARGS))}")
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
         self.cell = CellConfig(
-            game=game, runs=int(runs), seats=int(seats), history_runs=int(history_runs), prize=float(prize),
-            c_bar_min=int(c_bar_min), c_bar_max=int(c_bar_max), value_mean=float(value_mean),
-            value_sd=float(value_sd), value_min=int(value_min), value_max=int(value_max),
-            assets=float(assets), fee=float(fee),
+            game=game, runs=_arg("runs", runs, int), seats=_arg("seats", seats, int),
+            history_runs=_arg("history_runs", history_runs, int), prize=_arg("prize", prize, float),
+            c_bar_min=_arg("c_bar_min", c_bar_min, int), c_bar_max=_arg("c_bar_max", c_bar_max, int),
+            value_mean=_arg("value_mean", value_mean, float), value_sd=_arg("value_sd", value_sd, float),
+            value_min=_arg("value_min", value_min, int), value_max=_arg("value_max", value_max, int),
+            assets=_arg("assets", assets, float), fee=_arg("fee", fee, float),
         )
+        if temperature is not None and not 0 <= _arg("temperature", temperature, float) <= 2:
+            raise ValueError(f"temperature must be a number from 0 to 2, got {temperature!r}")
+        if max_tokens is not None and _arg("max_tokens", max_tokens, int) < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        temperature = None if temperature is None else float(temperature)
+        max_tokens = None if max_tokens is None else int(max_tokens)
+        if str(pass_seed).strip().lower() not in {"1", "0", "true", "false", "yes", "no"}:
+            raise ValueError(f"pass_seed must be true or false, got {pass_seed!r}")
         self.game = get_game(self.cell.game)
         self.cell_name = self.name.split(".")[1]
         self.sampling_kwargs = {
             k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
         }
-        self.pass_seed = bool(pass_seed) and str(pass_seed).lower() not in {"0", "false", "no"}
+        self.pass_seed = str(pass_seed).strip().lower() in {"1", "true", "yes"}
         self.policy = CallPolicy(
             max_concurrency=resolve_max_concurrency(max_concurrency),
-            call_timeout_s=float(call_timeout_s),
-            max_attempts=int(max_attempts),
-            breaker_threshold=int(breaker_threshold),
-            probe_interval_s=float(probe_interval_s),
-            backoff_base_s=float(backoff_base_s),
-            backoff_cap_s=float(backoff_cap_s),
+            call_timeout_s=_arg("call_timeout_s", call_timeout_s, float),
+            max_attempts=_arg("max_attempts", max_attempts, int),
+            breaker_threshold=_arg("breaker_threshold", breaker_threshold, int),
+            probe_interval_s=_arg("probe_interval_s", probe_interval_s, float),
+            backoff_base_s=_arg("backoff_base_s", backoff_base_s, float),
+            backoff_cap_s=_arg("backoff_cap_s", backoff_cap_s, float),
         )
         # Opponent cells fix the other seats in YAML: completion fn names, made in run().
         self.opponent_names = [str(n) for n in (opponents or [])]
+        players = len(self.completion_fns) + len(self.opponent_names)
+        if players > self.cell.seats:
+            # seat_players would leave the extra players out without a word
+            raise ValueError(
+                f"{len(self.completion_fns)} completion fn(s)"
+                + (f" and {len(self.opponent_names)} opponent(s)" if self.opponent_names else "")
+                + f" for {self.cell.seats} seats: give at most {self.cell.seats} players, or more seats")
         self.roster: list[tuple[str, CompletionFn]] = [
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
@@ -120,15 +162,16 @@ class EconArena(evals.Eval):
                                self.player_names, own_log=resume.log_path_of(recorder))
             resume.check_samples(plan.done, sessions, self._game_params)
             self.resumed = plan.done
-            logger.info("resuming %s: %d finished sessions kept, %d cut off or errored played again",
-                        plan.source, len(plan.done), len(plan.replay))
+            logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
+                        "there)", plan.source, len(plan.done), len(sessions) - len(plan.done), len(plan.replay))
         try:
             results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except BaseException as exc:  # Ctrl-C included: tell how to go on from what is on disk
             resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).")
             raise
         if any(r is None for r in results):
-            resume.hint_at_exit(recorder, f"{sum(r is None for r in results)} sessions errored.")
+            errored = sum(r is None for r in results)
+            resume.hint_at_exit(recorder, f"{errored} session(s) errored.", finished=len(results) - errored)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
         if self._errors:
@@ -270,3 +313,7 @@ class EconArena(evals.Eval):
             self._errors.append((state.session.index, state.error))
         data["error"] = state.error
         evals.record.record_event("econarena_session", data)
+
+
+ECONARENA_ARGS = frozenset(inspect.signature(EconArena.__init__).parameters) - {"self", "args", "kwargs",
+                                                                                  "completion_fns"}

@@ -61,7 +61,9 @@ def read_log(path: Path) -> EvalLog:
     """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it)."""
     log = EvalLog(path=Path(path))
     try:
-        handle = open(path, encoding="utf-8")
+        # errors="replace": a log torn inside a multi-byte character (a kill mid-write of model
+        # text), or a stray binary file, is a bad line to report, never a crash of the whole folder
+        handle = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         log.problems.append(f"cannot open: {exc}")
         return log
@@ -77,13 +79,11 @@ def read_log(path: Path) -> EvalLog:
             if not isinstance(row, dict):
                 continue
             if "spec" in row:
-                log.spec = row["spec"] or {}
+                log.spec = row["spec"] if isinstance(row["spec"], dict) else {}
             elif "final_report" in row:
-                log.final_report = row["final_report"]
-            elif row.get("type") == "econarena_run":
-                log.runs.append(row["data"])
-            elif row.get("type") == "econarena_session":
-                log.sessions.append(row["data"])
+                log.final_report = row["final_report"] if isinstance(row["final_report"], dict) else None
+            elif row.get("type") in ("econarena_run", "econarena_session") and isinstance(row.get("data"), dict):
+                (log.runs if row["type"] == "econarena_run" else log.sessions).append(row["data"])
     if not log.spec:
         log.problems.append("no run spec line: not an evals log")
     if log.final_report is None:

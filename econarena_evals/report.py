@@ -85,7 +85,7 @@ def rows_of(chosen: Chosen) -> list[Row]:
     log = chosen.log
     out = []
     report = log.final_report or {}
-    for i, player in enumerate(log.players):
+    for i, player in enumerate(chosen.players):
         row = Row(player=player, column=chosen.column, cell=log.cell, log=log.path, group=chosen.group,
                   finished=chosen.finished, chosen=chosen)
         for s in log.sessions:
@@ -160,7 +160,7 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
     """One line per player (mean d by run), the game's human series if the literature has one, and
     published series of other benchmarks (dotted, grey shades) where the cell shows history."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
     for player, ys in sorted(series.items()):
         ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
     for i, ref in enumerate(r for r in references if r.kind == "line"):
@@ -175,7 +175,7 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     labels = [line.get_label() for line in ax.get_lines()]
     fig.tight_layout()
     fig.savefig(path)
@@ -198,7 +198,7 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     histogram, while CDFs of point masses, uniforms and mixtures read side by side.
     """
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
     labels_of = game.REPORT
     for player, xs in sorted(shares.items()):
         if xs:
@@ -223,7 +223,7 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     ax.set_xlim(-0.01, labels_of.first_run_max)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     fig.tight_layout()
     fig.savefig(path)

@@ -284,27 +284,36 @@ def log_path_of(recorder: Any) -> Optional[str]:
     return str(path) if path else None
 
 
-def hint(spec: Mapping[str, Any], log_path: str) -> str:
-    """The two lines that tell how to resume the run ``spec`` describes from its log."""
+# The environment a resumed run needs to reach the same endpoint with the same code; never a key.
+HINT_ENV = ("OPENAI_BASE_URL", "PYTHONPATH", "EVALS_THREADS", "ECONARENA_MAX_CONCURRENCY")
+
+
+def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """The two lines that tell how to resume the run ``spec`` describes from its log. ``env``: the
+    run's environment, when known (the eval's own process), so the command carries its endpoint."""
     command = str((spec.get("run_config") or {}).get("command") or "")
     if not command:  # not run by oaieval (a test, a script): no command line to repeat
         return (f"To resume it, run the same eval again with resume_from={Path(log_path).resolve()} "
                 "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")
+    prefix = "".join(f"{k}={shlex.quote(env[k])} " for k in HINT_ENV if env and env.get(k))
+    note = "" if env is not None else "\n  (with the environment the run had, e.g. its OPENAI_BASE_URL)"
     return "To resume it (finished sessions are kept, only the missing ones are played):\n  " \
-           + resume_command(command, log_path)
+           + prefix + resume_command(command, log_path) + note
 
 
 _hinted = False
 
 
-def hint_at_exit(recorder: Any, why: str) -> None:
+def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None) -> None:
     """Print the resume command on stderr when the process exits (after any traceback)."""
     global _hinted
     path = log_path_of(recorder)
     if path is None or _hinted:
         return
     _hinted = True
-    message = f"{why} The finished sessions are in {path}.\n" + hint(spec_of(recorder.run_spec), path)
+    kept = "The finished sessions are" if finished is None else (
+        f"{finished} finished session(s) are" if finished else "No session finished; the log is")
+    message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ)
     atexit.register(lambda: print("\n" + message, file=sys.stderr, flush=True))
 
 

@@ -29,6 +29,12 @@ class Chosen:
     finished: bool
 
     @property
+    def players(self) -> list[str]:
+        """The players the log evaluates: the command line's. An opponent cell's fixed seats are a
+        yardstick, not a result: their figures stay in the log, out of the report's rows."""
+        return self.log.players[: max(1, len(self.condition.players))]
+
+    @property
     def errored(self) -> int:
         return sum(1 for s in self.log.sessions if s.get("errored"))
 
@@ -48,6 +54,12 @@ def _created(log: EvalLog) -> str:
     return str(log.spec.get("created_at", ""))
 
 
+def _measured(log: EvalLog) -> bool:
+    """True if at least one session finished: a run in which every session errored (a dead
+    endpoint) measured nothing and must not replace one that did."""
+    return any(not s.get("errored") for s in log.sessions)
+
+
 def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The logs to use, one per condition, and a note on every file read."""
     notes: list[dict[str, str]] = []
@@ -65,17 +77,19 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
 
     chosen: list[Chosen] = []
     for condition, logs in by_condition.items():
-        finished = sorted((lg for lg in logs if lg.final_report is not None), key=_created)
-        partial = sorted((lg for lg in logs if lg.final_report is None), key=_created)
-        best = finished[-1] if finished else partial[-1]
+        # finished before partial, then a log that measured something before one whose every
+        # session errored, then the newest
+        best = max(logs, key=lambda lg: (lg.final_report is not None, _measured(lg), _created(lg)))
+        finished = best.final_report is not None
         for log in logs:
             if log is best:
                 continue
             if log.final_report is None and finished:
                 why = f"partial (no final report); a finished log of the same condition is used: {best.path}"
+            elif not _measured(log) and _measured(best):
+                why = f"every session errored; a log of the same condition with finished sessions is used: {best.path}"
             else:
-                kind = "finished" if finished else "partial"
-                why = f"a newer {kind} log of the same condition is used: {best.path}"
+                why = f"a newer log of the same condition is used: {best.path}"
             notes.append({"file": str(log.path), "status": "superseded", "why": why})
         why = []
         if best.final_report is None:
@@ -84,9 +98,11 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         if errored:
             why.append(f"{errored} errored session(s), left out of the means")
         why += [p for p in best.problems if "final report" not in p]
+        if not _measured(best):
+            why.append("every session errored: no figures")
         notes.append({"file": str(best.path), "status": "used" if finished else "partial", "why": "; ".join(why)})
         registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
-        chosen.append(Chosen(best, condition, column_name(condition, registry), finished=bool(finished)))
+        chosen.append(Chosen(best, condition, column_name(condition, registry), finished=finished))
 
     # Two conditions must never share a column: where naming could not tell them apart (an eval
     # whose registry defaults are unknown here), the run id does.

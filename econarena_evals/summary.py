@@ -1,4 +1,4 @@
-"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict] [--all]``.
+"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict]``.
 
 The same rules as ``econarena-report`` (``selection``): one row per player and condition, the
 column named by cell plus what differs from the registry's defaults, a finished log before a
@@ -69,7 +69,7 @@ def table(chosen: list[Chosen]) -> str:
     rows = [header]
     for c in chosen:
         report = figures(c.log)
-        for i, player in enumerate(c.log.players):
+        for i, player in enumerate(c.players):
             keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
             if i > 0 and report.get(keys[0]) is None:
                 continue  # a player that sat nowhere in a finished session

@@ -39,6 +39,8 @@ def base_env(source: bool = True) -> dict[str, str]:
     else:
         env.pop("PYTHONPATH", None)
     env["EVALS_SHOW_EVAL_PROGRESS"] = ""
+    # oaievalset starts `oaieval` from PATH: the venv the tests run in comes first
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 

@@ -93,3 +93,39 @@ def test_call_policy_args_do_not_change_the_condition_and_numbers_are_spelled_on
     assert condition_of(base) == condition_of(other)
     other["run_config"]["eval_spec"]["args"]["temperature"] = 0
     assert differences(condition_of(base), condition_of(other)) == ["temperature: 0.7 vs 0"]
+
+
+def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one(server, tmp_path):
+    """The same condition twice: measured against a live endpoint, then rerun against a dead one."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name, url in (("measured", server.base_url), ("dead", "http://127.0.0.1:9/v1")):
+        env = base_env() | {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-local"}
+        run_cli([cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                 "--record_path", str(logs / f"{name}.jsonl"), "--max_samples", "2", "--extra_eval_params",
+                 "backoff_base_s=0.01,backoff_cap_s=0.02"], env)
+    assert read_log(logs / "dead.jsonl").final_report["errored_sessions"] == 2
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(logs), "--out", str(out)], base_env())
+    data = json.loads((out / "report.json").read_text())
+    status = {Path(n["file"]).name: n for n in data["inputs"]}
+    assert status["measured.jsonl"]["status"] == "used"
+    assert status["dead.jsonl"]["status"] == "superseded" and "every session errored" in status["dead.jsonl"]["why"]
+    [row] = data["conditions"]
+    assert row["sessions"] == 2 and row["metrics"]["eas"]["mean"] is not None
+
+
+def test_opponent_cells_report_the_evaluated_player_not_the_yardsticks(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for player in ("econarena/nash", "econarena/shade"):
+        oaieval(player, "econarena.auction_L_vs_rational", logs / f"{player.split('/')[1]}.jsonl", 3)
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(logs), "--out", str(out)], base_env())
+    data = json.loads((out / "report.json").read_text())
+    rows = {(c["player"], c["column"]): c for c in data["conditions"]}
+    assert set(rows) == {("econarena/nash", "auction_L_vs_rational"), ("econarena/shade", "auction_L_vs_rational")}
+    nash_log = read_log(logs / "nash.jsonl")
+    assert rows[("econarena/nash", "auction_L_vs_rational")]["metrics"]["eas"]["mean"] == pytest.approx(
+        nash_log.final_report["eas"])
+    assert {(c["a"], c["b"]) for c in data["comparisons"]} == {("econarena/nash", "econarena/shade")}

@@ -67,16 +67,27 @@ def test_gpt4_through_local_endpoint_every_cell(cell, model_env, server, tmp_pat
 def oaievalset_logs(player: str, eval_set: str, env: dict, timeout: float = 600) -> list[EvalLog]:
     """Run oaievalset (it cannot choose log paths, so they land in /tmp/evallogs) and return the logs
     of this run only: a unique --user, passed on to every oaieval, marks them as ours even when
-    another process writes logs there at the same time."""
+    another process writes logs there at the same time. Our logs are removed once read, and
+    oaievalset's progress file for (player, set) is put back as it was: a test leaves a user's
+    /tmp/evallogs and /tmp/oaievalset as it found them."""
     tag = f"econarena-test-{uuid.uuid4().hex}"
-    run_cli([cli("oaievalset"), player, eval_set, "--registry_path", str(REGISTRY), "--no-resume", "--user", tag],
-            env, timeout=timeout)
+    progress = Path(f"/tmp/oaievalset/{player}.{eval_set}.progress.txt")
+    saved = progress.read_bytes() if progress.exists() else None
+    try:
+        run_cli([cli("oaievalset"), player, eval_set, "--registry_path", str(REGISTRY), "--no-resume",
+                 "--user", tag], env, timeout=timeout)
+    finally:
+        if saved is not None:
+            progress.write_bytes(saved)
+        elif progress.exists():
+            progress.unlink()
     logs = []
     for path in sorted(Path("/tmp/evallogs").rglob("*.jsonl")):
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             first = f.readline()
         if tag in first:
             logs.append(read_log(path))
+            path.unlink()
     return logs
 
 

@@ -182,11 +182,13 @@ def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path)
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
     args = shlex.split(line)
+    # the command carries the endpoint the run used (never a key)
+    assert args[0] == f"OPENAI_BASE_URL={srv.base_url}" and "OPENAI_API_KEY" not in line
     assert args[args.index("--extra_eval_params") + 1] == f"max_attempts=4,resume_from={log.resolve()}"
     assert args[args.index("--record_path") + 1] == str(tmp_path / "log.resumed.jsonl")
     kept = len([s for s in read_log(log).sessions if not s["errored"]])
     before = len(srv.requests)
-    run_cli(args, env)  # the printed command, as printed
+    run_cli(["bash", "-c", line], env)  # the printed command, as printed
     assert len(srv.requests) - before == (30 - kept) * CALLS
     assert read_log(tmp_path / "log.resumed.jsonl").final_report["sessions"] == 30
 

@@ -28,8 +28,8 @@ NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
 NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
 
 REPORT = ReportLabels(
-    distance="mean distance to equilibrium d (= choice / c)",
-    first_run="first-run choice / c",
+    distance=r"mean distance to equilibrium d (= choice / $\bar{c}$)",
+    first_run=r"first-run choice / $\bar{c}$",
     first_run_max=1.0,
     human="humans, calibrated to Nagel (1995)",
     human_convergence=("humans, Nagel (1995)", tuple(m / 100 for m in NAGEL_PERIOD_MEANS)),

@@ -1,0 +1,57 @@
+"""Bad input gets a clear error before any call, and bad files never crash the report tools."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from conftest import REGISTRY, base_env, cli, run_cli
+
+from econarena_evals.logs import read_log
+
+
+@pytest.mark.parametrize("fns,params,message", [
+    ("econarena/nash", "bogus=1", "unknown eval arg(s) bogus; EconArena takes:"),
+    ("econarena/nash", "temperature=abc", "eval arg temperature must be a number, got 'abc'"),
+    ("econarena/nash", "temperature=-5", "temperature must be a number from 0 to 2"),
+    ("econarena/nash", "max_tokens=-1", "max_tokens must be a positive integer"),
+    ("econarena/nash", "max_tokens=abc", "eval arg max_tokens must be an integer, got 'abc'"),
+    ("econarena/nash", "pass_seed=maybe", "pass_seed must be true or false"),
+    ("econarena/nash", "seats=abc", "eval arg seats must be an integer, got 'abc'"),
+    (",".join(["econarena/nash"] * 3), "seats=2", "3 completion fn(s) for 2 seats"),
+])
+def test_bad_eval_args_are_refused_with_a_clear_message(fns, params, message, tmp_path):
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.run([cli("oaieval"), fns, "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                           "--record_path", str(log), "--extra_eval_params", params],
+                          env=base_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr[-1500:]
+    assert not log.exists() or '"sampling"' not in log.read_text()
+
+
+def test_opponent_cells_refuse_a_table_too_small_for_their_opponents(tmp_path):
+    proc = subprocess.run([cli("oaieval"), "econarena/nash", "econarena.auction_L_vs_rational", "--registry_path",
+                           str(REGISTRY), "--record_path", str(tmp_path / "x.jsonl"), "--extra_eval_params",
+                           "seats=3"], env=base_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "and 4 opponent(s) for 3 seats" in proc.stderr
+
+
+def test_logs_torn_inside_a_character_or_binary_files_do_not_crash_the_report_tools(tmp_path):
+    good = tmp_path / "logs" / "good.jsonl"
+    good.parent.mkdir()
+    run_cli([cli("oaieval"), "econarena/random", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(good), "--max_samples", "3"], base_env())
+    raw = good.read_bytes()
+    cut = raw[: raw.rindex(b'"type": "econarena_session"')]
+    # a run killed while writing a line of model text: the tear falls inside a UTF-8 character
+    (tmp_path / "logs" / "torn.jsonl").write_bytes(cut + json.dumps({"x": "é😀"}, ensure_ascii=False).encode()[:-4])
+    (tmp_path / "logs" / "binary.jsonl").write_bytes(bytes(range(256)) * 4)
+    assert any("not JSON" in p for p in read_log(tmp_path / "logs" / "torn.jsonl").problems)
+    summary = subprocess.run([cli("econarena-summary"), str(tmp_path / "logs")], env=base_env(),
+                             capture_output=True, text=True, timeout=120)
+    assert summary.returncode == 0, summary.stderr
+    assert "binary.jsonl: skipped" in summary.stderr
+    report = run_cli([cli("econarena-report"), str(tmp_path / "logs"), "--out", str(tmp_path / "out")], base_env())
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {n["status"] for n in data["inputs"]} >= {"used", "skipped"}, report.stderr
