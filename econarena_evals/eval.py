@@ -7,8 +7,8 @@ It asks the cell's game for prompts, scores and event fields, and never branches
 from __future__ import annotations
 
 import hashlib
-import logging
 import inspect
+import logging
 import math
 import sys
 from dataclasses import dataclass, field

@@ -75,8 +75,8 @@ def test_opponent_cells_seat_the_yaml_players(tmp_path):
 
 @pytest.mark.parametrize("eval_set,cells", [("econarena-arena", OPPONENT_CELLS),
                                             ("econarena-full", ALL_CELLS + OPPONENT_CELLS)])
-def test_eval_sets_complete_offline(eval_set, cells):
-    logs = oaievalset_logs("econarena/random", eval_set, base_env())
+def test_eval_sets_complete_offline(eval_set, cells, tmp_path):
+    logs = oaievalset_logs("econarena/random", eval_set, base_env(), tmp_path)
     assert sorted(lg.cell for lg in logs) == sorted(cells)
     for log in logs:
         assert not log.problems and log.final_report["sessions"] == 20

@@ -5,6 +5,7 @@ Every log is re-scored from its econarena_run events and compared with what the 
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 from pathlib import Path
 
@@ -64,10 +65,10 @@ def test_gpt4_through_local_endpoint_every_cell(cell, model_env, server, tmp_pat
             0, 1, 2, 3, 3, 3, 3, 3, 3, 3]
 
 
-def oaievalset_logs(player: str, eval_set: str, env: dict, timeout: float = 600) -> list[EvalLog]:
+def oaievalset_logs(player: str, eval_set: str, env: dict, dest: Path, timeout: float = 600) -> list[EvalLog]:
     """Run oaievalset (it cannot choose log paths, so they land in /tmp/evallogs) and return the logs
     of this run only: a unique --user, passed on to every oaieval, marks them as ours even when
-    another process writes logs there at the same time. Our logs are removed once read, and
+    another process writes logs there at the same time. Our logs are moved to ``dest``, and
     oaievalset's progress file for (player, set) is put back as it was: a test leaves a user's
     /tmp/evallogs and /tmp/oaievalset as it found them."""
     tag = f"econarena-test-{uuid.uuid4().hex}"
@@ -86,15 +87,16 @@ def oaievalset_logs(player: str, eval_set: str, env: dict, timeout: float = 600)
         with open(path, encoding="utf-8", errors="replace") as f:
             first = f.readline()
         if tag in first:
-            logs.append(read_log(path))
-            path.unlink()
+            moved = dest / path.name
+            shutil.move(str(path), moved)  # /tmp/evallogs may be on another file system
+            logs.append(read_log(moved))
     return logs
 
 
 def test_oaievalset_nash_is_exactly_rational_in_every_cell(tmp_path):
     """Every cell of econarena-full, first-price ones included; opponent cells differ by design."""
     env = base_env()  # no API key, no endpoint: the built-in player is offline
-    logs = oaievalset_logs("econarena/nash", "econarena-full", env)
+    logs = oaievalset_logs("econarena/nash", "econarena-full", env, tmp_path)
     self_play = [lg for lg in logs if "_vs_" not in lg.cell]
     assert set(CELLS) | {"fpauction_L", "fpauction_hist"} <= {lg.cell for lg in self_play}
     assert len(logs) == 15 and len(self_play) == 10
