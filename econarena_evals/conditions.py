@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import yaml
 
@@ -161,7 +161,7 @@ def non_default(cond: Condition, defaults: Optional[Mapping[str, Any]]) -> list[
     return out
 
 
-def column_name(cond: Condition, registry_path: Optional[str] = None, opponents_of: Sequence[str] = ()) -> str:
+def column_name(cond: Condition, registry_path: Optional[str] = None) -> str:
     """Cell, '.test' for the test split, '(arena: A, B)' for an arena roster, then what differs
     from the registry's defaults: ``beauty_L``, ``beauty_L.test``, ``beauty_L (temperature=0)``."""
     name = cond.cell + (f".{cond.split}" if cond.split not in ("", "dev") else "")
@@ -170,9 +170,3 @@ def column_name(cond: Condition, registry_path: Optional[str] = None, opponents_
         notes.append("arena: " + ", ".join(cond.players))
     notes += non_default(cond, registry_defaults(cond.eval_name, registry_path))
     return name + (f" ({'; '.join(notes)})" if notes else "")
-
-
-def is_default(cond: Condition, registry_path: Optional[str] = None) -> bool:
-    """Self-play on the dev split with the registry's args: what the overall figure averages."""
-    return (not cond.arena and cond.split in ("", "dev")
-            and not non_default(cond, registry_defaults(cond.eval_name, registry_path)))
