@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about five
+# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about six
 # minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
