@@ -25,28 +25,23 @@ from .chat import ChatCompletionFn, shared_client
 SeatFn = Callable[..., CompletionResult]
 
 
-def _evals_chat(fn: Any, timeout_s: float) -> SeatFn:
+# evals' class -> (its prompt class, its result class, the client method, the method's prompt keyword)
+_EVALS_FNS = {
+    evals_openai.OpenAIChatCompletionFn.__call__: (ChatCompletionPrompt, evals_openai.OpenAIChatCompletionResult,
+                                                  lambda client: client.chat.completions.create, "messages"),
+    evals_openai.OpenAICompletionFn.__call__: (CompletionPrompt, evals_openai.OpenAICompletionResult,
+                                              lambda client: client.completions.create, "prompt"),
+}
+
+
+def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, create: Any, keyword: str) -> SeatFn:
     def call(prompt: Any, **kwargs: Any) -> CompletionResult:
         if not isinstance(prompt, Prompt):
-            prompt = ChatCompletionPrompt(raw_prompt=prompt)
-        messages = prompt.to_formatted_prompt()
+            prompt = prompt_cls(raw_prompt=prompt)
+        formatted = prompt.to_formatted_prompt()
         client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
-        raw = client.chat.completions.create(model=fn.model, messages=messages, **{**kwargs, **fn.extra_options})
-        result = evals_openai.OpenAIChatCompletionResult(raw_data=raw, prompt=messages)
-        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage)
-        return result
-
-    return call
-
-
-def _evals_completion(fn: Any, timeout_s: float) -> SeatFn:
-    def call(prompt: Any, **kwargs: Any) -> CompletionResult:
-        if not isinstance(prompt, Prompt):
-            prompt = CompletionPrompt(raw_prompt=prompt)
-        text = prompt.to_formatted_prompt()
-        client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
-        raw = client.completions.create(model=fn.model, prompt=text, **{**kwargs, **fn.extra_options})
-        result = evals_openai.OpenAICompletionResult(raw_data=raw, prompt=text)
+        raw = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        result = result_cls(raw_data=raw, prompt=formatted)
         record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage)
         return result
 
@@ -55,12 +50,9 @@ def _evals_completion(fn: Any, timeout_s: float) -> SeatFn:
 
 def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
     """A callable like ``fn`` that makes at most one request and gives up after ``timeout_s``."""
-    method = type(fn).__dict__.get("__call__") or next(
-        (k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
-    if method is evals_openai.OpenAIChatCompletionFn.__call__:
-        return _evals_chat(fn, timeout_s)
-    if method is evals_openai.OpenAICompletionFn.__call__:
-        return _evals_completion(fn, timeout_s)
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)  # exactly evals' own __call__, not a subclass's
+    if evals_fn is not None:
+        return _evals_one_try(fn, timeout_s, *evals_fn)
     if isinstance(fn, ChatCompletionFn):
         return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=timeout_s)
     return fn
