@@ -13,8 +13,10 @@ one process-wide dispatcher:
 * A breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint is
   taken for down, and its calls (waiting or queued) fail at once.
 
-A call runs on a reused daemon worker, in a copy of the caller's contextvars context, so evals'
-``record_sampling`` inside a completion fn still finds its sample id.
+A call runs on a reused daemon worker, in a copy of the context of the thread that called
+``call_all``, taken there and then: evals' ``record_sampling`` inside a completion fn finds the sample
+id of the session the call belongs to. (Copied when a slot is handed out instead, on whichever
+thread freed that slot, it would carry the sample id of the session that thread last served.)
 """
 from __future__ import annotations
 
@@ -290,7 +292,7 @@ class _Batch:
         with self.cond:
             self.deadline[i] = time.monotonic() + self.policy.call_timeout_s
             self.cond.notify()  # the caller now has a deadline to watch
-        _workers.submit(partial(contextvars.copy_context().run, _attempts, call, self.policy, self, i))
+        _workers.submit(partial(_attempts, call, self.policy, self, i))
         return True
 
     def finish(self, i: int, result: Union[str, BaseException]) -> None:
@@ -342,7 +344,9 @@ def call_all(
     if not calls:
         return []
     batch = _Batch([player for player, _ in calls], policy)
-    _dispatcher.enqueue([(batch, i, call) for i, (_, call) in enumerate(calls)])
+    # One context copy per call, taken on this thread: the session's own sample id. Each call gets
+    # its own copy because a Context cannot be entered by two threads at once.
+    _dispatcher.enqueue([(batch, i, partial(contextvars.copy_context().run, call)) for i, (_, call) in enumerate(calls)])
     try:
         while True:
             expired = []

@@ -6,6 +6,7 @@ It asks the cell's game for prompts, scores and event fields, and never branches
 """
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import inspect
 import logging
@@ -28,11 +29,34 @@ from .games import get as get_game
 from .prompts import PastRun
 from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
+from .transcripts import SEAT_TAG
 from .utils import parse_choice
 
 logger = logging.getLogger(__name__)
 
 SessionResult = Optional[dict[str, dict[str, float]]]  # player -> metrics; None if the session errored
+
+# The seat call a completion fn is answering, set in the call's own context (``calls.call_all``
+# copies one per call); every sampling event recorded there is tagged with it.
+_SEAT_CALL: contextvars.ContextVar[Optional[dict[str, Any]]] = contextvars.ContextVar("econarena_seat_call",
+                                                                                     default=None)
+
+
+def tag_seat_calls(recorder: RecorderBase) -> None:
+    """Make this recorder add ``{cell, session, run, seat, player}`` to each seat call's sampling event."""
+    if getattr(recorder, "_econarena_seat_tags", False):
+        return
+    original = recorder.record_event
+
+    def record_event(type, data=None, sample_id=None):  # noqa: A002 - evals' own signature
+        seat_call = _SEAT_CALL.get()
+        if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
+            seat_call["recorded"] += 1
+            data = {**data, SEAT_TAG: seat_call["tag"]}
+        return original(type, data, sample_id=sample_id)
+
+    recorder.record_event = record_event
+    recorder._econarena_seat_tags = True
 
 
 @dataclass
@@ -157,6 +181,7 @@ class EconArena(evals.Eval):
         # and eval_sample gets the parsed Session instead of reading the line again.
         sessions = [Session.from_sample(sample, self.cell) for sample in self.get_samples()]
         flatten_usage_on_record(recorder)
+        tag_seat_calls(recorder)
         if self.resume_from:  # refused here, before any call, if the log is another condition
             plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
                                self.player_names, own_log=resume.log_path_of(recorder))
@@ -234,7 +259,9 @@ class EconArena(evals.Eval):
             for seat in range(1, self.cell.seats + 1):
                 prompt = self._prompt(state.session, run, seat, past)
                 fn = state.seat_fns[seat - 1]
-                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat))))
+                tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
+                       "player": state.seat_names[seat - 1]}
+                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag)))
                 keys.append((run, seat))
         replies = dict(zip(keys, call_all(calls, self.policy)))
         for run in wave:
@@ -253,13 +280,15 @@ class EconArena(evals.Eval):
                 game_params=self._game_params(state.session, run),
             ))
 
-    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int):
+    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any]):
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
         send = single_try(fn, self.policy.call_timeout_s)
 
         def call() -> str:
+            seat_call = {"tag": tag, "recorded": 0}
+            _SEAT_CALL.set(seat_call)  # in this call's own context copy (calls.call_all): it stays this call's
             try:
                 completions = send(prompt, **kwargs).get_completions()
             except TypeError as exc:
@@ -268,7 +297,11 @@ class EconArena(evals.Eval):
                 raise TypeError(
                     f"{exc}. The completion fn must accept the keyword arguments the eval passes "
                     f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
-            return completions[0] if completions else ""
+            text = completions[0] if completions else ""
+            if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
+                evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
+                                             recorded_by="econarena")
+            return text
 
         return call
 

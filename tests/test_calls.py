@@ -77,6 +77,25 @@ def test_calls_see_the_callers_context():
     assert call_all([(object(), var.get)] * 3, CallPolicy(**FAST)) == ["econarena.beauty_L.7"] * 3
 
 
+def test_each_call_runs_in_its_own_callers_context_when_slots_pass_between_sessions():
+    """Eight sessions share a cap of 3: a slot freed by one session's call is handed to another's.
+    Each call must still see its own session's context (the sample id evals records under)."""
+    var = contextvars.ContextVar("sample_id", default=None)
+    seen: dict[int, list] = {}
+    policy = CallPolicy(max_concurrency=3, **FAST)
+
+    def session(k):
+        var.set(f"s{k}")
+        seen[k] = call_all([(object(), lambda: (time.sleep(0.001), var.get())[1])] * 20, policy)
+
+    threads = [threading.Thread(target=session, args=(k,), daemon=True) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert {k: set(v) for k, v in seen.items()} == {k: {f"s{k}"} for k in range(8)}
+
+
 def _run_sessions(n_sessions, calls_per_session, make_call, policy, player):
     """n_sessions threads, each one call_all of calls_per_session calls; their results."""
     results = [None] * n_sessions

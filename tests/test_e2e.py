@@ -14,6 +14,7 @@ from conftest import CELLS, REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import EvalLog, read_log
 from econarena_evals.metrics import METRICS
+from econarena_evals.transcripts import filing_problems
 
 
 def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) -> EvalLog:
@@ -28,7 +29,9 @@ def sampling_events(log: EvalLog) -> list[dict]:
 
 
 def assert_rescores(log: EvalLog) -> None:
-    """Session metrics and the final report, recomputed from run events alone, match the log."""
+    """Session metrics and the final report, recomputed from run events alone, match the log; and
+    every finished session's seat calls are filed under it, one per (run, seat)."""
+    assert filing_problems(log.path) == []
     per_session, report = log.rescore()
     assert log.final_report is not None
     for key, value in report.items():

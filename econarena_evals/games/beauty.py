@@ -309,6 +309,11 @@ def action_range(event: Mapping[str, Any]) -> tuple[float, float]:
     return 0.0, float(event["c_bar"])
 
 
+def seat_facts(event: Mapping[str, Any], seat: int) -> dict[str, float]:
+    """What the prompt of ``seat`` in the event's run must state: its range (c_bar)."""
+    return {"upper": float(event["c_bar"])}
+
+
 DEPTH_RESAMPLES, DEPTH_SEED = 1000, 2004
 
 

@@ -26,7 +26,7 @@ from ..sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
 from .sealed_bid import (action_range, cell_problems, draw_session, event_result, first_run_share, history, is_valid_bid,
-                         random_play, session_from_sample, win_share)
+                         random_play, seat_facts, session_from_sample, win_share)
 
 NAME = "first_price"
 

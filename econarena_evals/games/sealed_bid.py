@@ -256,6 +256,11 @@ def first_run_share(event: Mapping[str, Any], seat: Mapping[str, Any]) -> Option
 TRUTHFUL_TOLERANCE = 0.01  # |bid - v| <= 1 % of v counts as a truthful bid
 
 
+def seat_facts(event: Mapping[str, Any], seat: int) -> dict[str, float]:
+    """What the prompt of ``seat`` in the event's run must state: its assets and its own value."""
+    return {"upper": float(event["assets"]), "value": float(event["values"][seat - 1])}
+
+
 def action_range(event: Mapping[str, Any]) -> tuple[float, float]:
     return 0.0, float(event["assets"])
 

@@ -15,7 +15,7 @@ from ..sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
 from .sealed_bid import (action_range, cell_problems, draw_session, event_params, event_result, first_run_share, history,
-                         is_valid_bid, random_play, session_from_sample, win_share)
+                         is_valid_bid, random_play, seat_facts, session_from_sample, win_share)
 
 # Kept from before the games had modules: existing logs and registry entries say "auction".
 NAME = "auction"
