@@ -32,7 +32,7 @@ PLACEHOLDER_KEY = "econarena-placeholder-key-not-for-openai"
 CHAT_NAME = "econarena/chat"
 CHAT_PREFIX = CHAT_NAME + ":"  # econarena/chat:MODEL names the model in the completion fn itself
 ERRORS = []  # (where, repr of the exception), for the doctor
-STATE = {"patched": False, "registry": None}
+STATE = {"patched": False, "registry": None, "exit_status": 0, "exit_handler": False}
 
 
 def _note(where, exc):
@@ -110,7 +110,33 @@ class LazyClient:
         return getattr(self._client, name)
 
 
+def _exit_with_status():
+    """The last exit handler of an ``oaieval`` process: apply the status the eval asked for
+    (``econarena_evals.exit_status``). Registered before evals' recorder registers its flush, so
+    it runs after it: the log is complete when the process ends."""
+    code = STATE.get("exit_status") or 0
+    if code:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not keep the status from applying
+                pass
+        os._exit(code)
+
+
+def _register_exit_handler():
+    # Only in oaieval itself: any other process (pytest running the eval in-process, a notebook)
+    # keeps its own exit status.
+    if STATE["exit_handler"] or os.path.basename(sys.argv[0] if sys.argv else "") not in ("oaieval", "oaieval.py"):
+        return
+    import atexit
+
+    atexit.register(_exit_with_status)
+    STATE["exit_handler"] = True
+
+
 def patch(module):
+    _register_exit_handler()
     ours = registry_root()
     STATE["registry"] = ours
     if ours is not None and ours not in module.DEFAULT_PATHS:

@@ -23,14 +23,16 @@ from __future__ import annotations
 import collections
 import contextvars
 import json
+import math
 import os
 import queue
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Optional, Sequence, Union
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
 
 DEFAULT_MAX_CONCURRENCY = 256
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
@@ -46,8 +48,103 @@ def resolve_max_concurrency(arg: Optional[int]) -> int:
     return int(arg)
 
 
+class RetryNow(RuntimeError):
+    """Raised by a completion fn that changed how it asks (a model that refused an argument) and
+    wants one more try at once; it counts as a try, and says nothing about the endpoint."""
+
+
+class RunStopped(RuntimeError):
+    """The run was stopped (an error no retry cures, or the rate-limit patience ran out): no more
+    requests go out, and every call still waiting fails with this."""
+
+
+def _status(exc: BaseException) -> Optional[int]:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _error_body(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        return inner if isinstance(inner, dict) else {}
+    return {}
+
+
+def _headers(exc: BaseException) -> Mapping[str, str]:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers if headers is not None else {}
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+_TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s|seconds?|m|minutes?)\b", re.I)
+
+
+def parse_duration(text: Any) -> Optional[float]:
+    """Seconds in the forms the API uses: "1s", "6m0s", "250ms", "1h2m3.5s", or a bare number of seconds."""
+    text = str(text or "").strip()
+    if not text:
+        return None
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    m = _DURATION.match(text)
+    if not m or not any(m.groups()):
+        return None
+    h, mins, sec, ms = (float(g) if g else 0.0 for g in m.groups())
+    return h * 3600 + mins * 60 + sec + ms / 1000
+
+
+def server_wait(exc: BaseException) -> Optional[float]:
+    """How long the server asked us to wait before trying again, if it said."""
+    headers = _headers(exc)
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    after = parse_duration(headers.get("retry-after"))
+    if after is not None:
+        return after
+    said = _TRY_AGAIN.search(str(_error_body(exc).get("message") or exc))
+    if said:
+        unit = said.group(2).lower()
+        return float(said.group(1)) * (0.001 if unit == "ms" else 60 if unit.startswith("m") and unit != "ms" else 1)
+    resets = [parse_duration(headers.get(f"x-ratelimit-reset-{k}")) for k in ("requests", "tokens")]
+    resets = [r for r in resets if r is not None]
+    return max(resets) if resets else None
+
+
+def is_rate_limited(exc: BaseException) -> bool:
+    """A 429 that waiting cures: any 429 but a quota (billing) error."""
+    return _status(exc) == 429 and fatal_cause(exc) is None
+
+
+def fatal_cause(exc: BaseException) -> Optional[str]:
+    """One line naming an error that no retry cures, and what to do about it; None for any other."""
+    status, body = _status(exc), _error_body(exc)
+    code = str(body.get("code") or body.get("type") or "")
+    message = str(body.get("message") or exc)[:200]
+    if status == 429 and ("insufficient_quota" in code or "quota" in message.lower() and "exceeded your" in message.lower()):
+        return f"the API key's quota is used up (429 {code or 'insufficient_quota'}): add credit or use another key, then resume"
+    if status == 401:
+        return f"the endpoint refused the API key (401): check OPENAI_API_KEY / api_key, then resume. Server said: {message}"
+    if status == 403:
+        return f"the API key may not use this model or endpoint (403): check its permissions, then resume. Server said: {message}"
+    if status == 404:
+        return f"the endpoint does not know this model or path (404): check the model name and base URL, then resume. Server said: {message}"
+    if status == 400 and ("context_length" in code or "maximum context length" in message.lower()):
+        return f"a prompt is too long for the model's context (400 {code}): use a model with a longer context, or lower max_tokens"
+    return None
+
+
 def is_transient(exc: BaseException) -> bool:
     """Errors worth another try: rate limits, 5xx, connection trouble, timeouts."""
+    if isinstance(exc, RetryNow):
+        return True
     try:
         import openai
     except ImportError:  # pragma: no cover - openai is a dependency
@@ -71,6 +168,8 @@ def is_endpoint_failure(exc: BaseException) -> bool:
     A completion fn's own bug (a TypeError for an unexpected keyword, say) says nothing about the
     endpoint: counting it would report a healthy endpoint as "taken for down".
     """
+    if isinstance(exc, RetryNow) or is_rate_limited(exc):
+        return False  # a busy endpoint is not a down one
     if isinstance(exc, SeatCallError) or is_transient(exc):
         return True
     try:
@@ -96,6 +195,9 @@ class CallPolicy:
     # may close it again), so a dead endpoint costs one deadline, not one per wave of sessions.
     breaker_threshold: int = 20
     probe_interval_s: float = 30.0
+    # How long an endpoint may refuse us with rate limits (429) without a single answer in between
+    # before the run stops: waiting is right for a busy endpoint, not forever for a stuck one.
+    rate_limit_patience_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1 or self.max_attempts < 1 or not self.call_timeout_s > 0:
@@ -104,6 +206,191 @@ class CallPolicy:
     def backoff(self, attempt: int, jitter: random.Random) -> float:
         """Capped exponential backoff with full jitter, for attempt 1, 2, ..."""
         return jitter.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
+
+
+# ---- stopping the run, and what the run has done so far ----
+
+class _RunState:
+    """Process-wide: why the run stopped (if it did), and counters for the progress line."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.stop_reason: Optional[str] = None
+        self.stopped = threading.Event()
+        self.sent = self.refused = self.answered = 0
+        self.after_stop = 0  # requests that went out after the stop (only ones already on their way)
+        self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
+
+    def stop(self, reason: str) -> None:
+        with self.lock:
+            if self.stop_reason is None:
+                self.stop_reason = reason
+        self.stopped.set()
+        for lane in list(_lanes.values()):
+            lane.wake()
+
+    def count(self, field: str) -> None:
+        with self.lock:
+            setattr(self, field, getattr(self, field) + 1)
+
+
+RUN = _RunState()
+
+
+def stop_run(reason: str) -> None:
+    """No new request goes out from now on; calls waiting or queued fail with ``RunStopped``."""
+    RUN.stop(reason)
+
+
+# ---- pacing: one lane per (endpoint, key, model) ----
+
+# Pace at this share of a limit the server states: its buckets refill continuously, ours must not
+# run into them from a slightly different clock or token count.
+PACE_SHARE = 0.9
+BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API allows ~1 s)
+SLOW_START, SLOW_START_S = 8, 2.0
+
+
+class Lane:
+    """Everything that shares a rate limit: paces requests and tokens, learns the limits from the
+    ``x-ratelimit-limit-*`` headers, backs off when refused, and waits when the server says.
+
+    A lane opens with a few calls in flight (``SLOW_START``) until its first response, or for
+    ``SLOW_START_S`` at most, so a run does not open with hundreds of refused requests, and a dead
+    endpoint still fails every call within its deadline plus those seconds. Then an endpoint that
+    states no limit and refuses nothing (vLLM, llama.cpp, the built-in players) is never slowed
+    down; the first answer or refusal that states the key's limits sets the pace; refusals without
+    stated limits halve the calls in flight instead.
+    """
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self.cond = threading.Condition()
+        self.rpm: Optional[float] = None
+        self.tpm: Optional[float] = None
+        self.share = PACE_SHARE  # lowered on each refusal, raised slowly by answers
+        self.tat_requests = self.tat_tokens = 0.0  # theoretical arrival times (GCRA)
+        self.paused_until = 0.0
+        self.window = math.inf  # calls in flight allowed; finite only once refusals came with no stated limit
+        self.in_flight = 0
+        self.answered = 0
+        self.last_answer = time.monotonic()
+        self.last_cut = 0.0
+        self.rpm_known_at: Optional[float] = None  # when the limits were first stated
+        self.slow_start_until: Optional[float] = None  # set by the first request; 0 once it ended
+
+    def wake(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
+
+    def acquire(self, cost: float, cancelled: Callable[[], bool]) -> bool:
+        """Wait until a request of ``cost`` tokens may go out; False if the run stopped or the call
+        was cancelled meanwhile (nothing is then reserved)."""
+        with self.cond:
+            while True:
+                if RUN.stopped.is_set() or cancelled():
+                    return False
+                now = time.monotonic()
+                if self.slow_start_until is None:
+                    self.slow_start_until = now + SLOW_START_S
+                window = self.window
+                if self.slow_start_until and now < self.slow_start_until:
+                    window = min(window, SLOW_START)
+                wait = self.paused_until - now
+                if wait <= 0 and self.in_flight >= window:
+                    wait = 1.0 if window == self.window else min(1.0, self.slow_start_until - now)  # or a release
+                if wait <= 0:
+                    send_at = now
+                    if self.rpm:
+                        interval = 60.0 / (self.rpm * self.share)
+                        send_at = max(send_at, self.tat_requests - BURST_S)
+                    if self.tpm:
+                        send_at = max(send_at, self.tat_tokens - BURST_S)
+                    wait = send_at - now
+                    if wait <= 0:
+                        if self.rpm:
+                            self.tat_requests = max(self.tat_requests, now) + interval
+                        if self.tpm:
+                            self.tat_tokens = max(self.tat_tokens, now) + 60.0 * cost / (self.tpm * self.share)
+                        self.in_flight += 1
+                        return True
+                self.cond.wait(min(max(wait, 0.001), 1.0))
+
+    def release(self) -> None:
+        with self.cond:
+            self.in_flight -= 1
+            self.cond.notify_all()
+
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Read the limits an answer states (``x-ratelimit-limit-requests`` / ``-tokens``)."""
+        def number(name: str) -> Optional[float]:
+            try:
+                value = float(headers.get(name))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                return None
+            return value if value > 0 else None
+
+        rpm, tpm = number("x-ratelimit-limit-requests"), number("x-ratelimit-limit-tokens")
+        if rpm is None and tpm is None:
+            return
+        with self.cond:
+            self.rpm, self.tpm = rpm or self.rpm, tpm or self.tpm
+            self.window = math.inf  # the pace bounds this lane now, not a guess at its concurrency
+            if self.rpm_known_at is None:
+                self.rpm_known_at = time.monotonic()
+            RUN.limits[self.key] = (self.rpm, self.tpm)
+            self.cond.notify_all()
+
+    def answered_ok(self) -> None:
+        with self.cond:
+            self.slow_start_until = 0.0
+            self.answered += 1
+            self.last_answer = time.monotonic()
+            if self.window < math.inf:
+                self.window += 1 / self.window  # additive increase after a cut
+            self.share = min(PACE_SHARE, self.share + 0.005)
+            self.cond.notify_all()
+
+    def refused(self, wait_s: Optional[float]) -> None:
+        """A rate-limit 429: everyone in the lane waits as asked, and the lane slows down (once per
+        second at most, so one burst of refusals is one cut)."""
+        now = time.monotonic()
+        with self.cond:
+            self.slow_start_until = 0.0
+            self.paused_until = max(self.paused_until, now + (wait_s if wait_s is not None else 1.0))
+            if now - self.last_cut >= 1.0 and self.rpm_known_at is not None and now - self.rpm_known_at > 2.0:
+                # our own pace overshot (a different token count, another client on the key): slow down
+                self.last_cut = now
+                self.share = max(0.3, self.share * 0.9)
+            if not (self.rpm or self.tpm) and now - self.last_cut >= 1.0:  # no stated limit: halve the calls in flight
+                self.last_cut = now
+                self.window = max(1.0, (self.in_flight if self.window == math.inf else self.window) / 2)
+            self.cond.notify_all()
+
+    def waited_too_long(self, patience_s: float) -> bool:
+        return time.monotonic() - self.last_answer > patience_s
+
+
+_lanes: dict[Hashable, Lane] = {}
+_lanes_lock = threading.Lock()
+
+
+def lane_for(key: Hashable) -> Lane:
+    with _lanes_lock:
+        lane = _lanes.get(key)
+        if lane is None:
+            lane = _lanes[key] = Lane(key)
+        return lane
+
+
+_current = threading.local()  # the lane of the call this worker thread is making
+
+
+def observe_response_headers(headers: Mapping[str, str]) -> None:
+    """Completion fns that see the HTTP answer call this, so the lane learns the key's limits."""
+    lane = getattr(_current, "lane", None)
+    if lane is not None and headers is not None:
+        lane.learn(headers)
 
 
 class Breaker:
@@ -225,16 +512,21 @@ class _Dispatcher:
         self.pump()
 
     def pump(self) -> None:
-        """Start queued calls while slots are free. The cap is read from each call's own policy."""
+        """Start queued calls while slots are free. The cap is read from each call's own policy.
+        Once the run is stopped, every queued call fails at once instead."""
         while True:
             with self._lock:
-                if not self._pending or self.in_flight >= self._pending[0][0].policy.max_concurrency:
+                stopped = RUN.stopped.is_set()
+                if not self._pending or (not stopped and self.in_flight >= self._pending[0][0].policy.max_concurrency):
                     return
                 batch, i, call = self._pending.popleft()
                 if batch.done[i]:
                     continue
-                self.in_flight += 1
-            if not batch.start(i, call):
+                if not stopped:
+                    self.in_flight += 1
+            if stopped:
+                batch.settle(i, RunStopped(RUN.stop_reason or "run stopped"))
+            elif not batch.start(i, call):
                 with self._lock:  # refused by its breaker: the slot goes straight to the next call
                     self.in_flight -= 1
 
@@ -250,9 +542,11 @@ _dispatcher = _Dispatcher()
 class _Batch:
     """The calls of one ``call_all``: results, deadlines and slots, under one condition."""
 
-    def __init__(self, players: Sequence[object], policy: CallPolicy) -> None:
+    def __init__(self, players: Sequence[object], policy: CallPolicy, lanes: Sequence[Lane],
+                 costs: Sequence[float]) -> None:
         n = len(players)
         self.policy = policy
+        self.lanes, self.costs = list(lanes), list(costs)
         self.breakers = [breaker_for(p, policy) for p in players]
         self.cond = threading.Condition()
         self.results: list[Union[str, BaseException, None]] = [None] * n
@@ -260,7 +554,19 @@ class _Batch:
         self.remaining = n
         self.cancelled = [False] * n  # read by the worker between attempts: stop retrying
         self.holds_slot = [False] * n
-        self.deadline: list[Optional[float]] = [None] * n  # set when the call is sent
+        self.deadline: list[Optional[float]] = [None] * n  # set when the call is sent, cleared while it waits
+
+    def sent(self, i: int) -> None:
+        """Call i goes out: its deadline starts now, unless it is already running (a retry)."""
+        with self.cond:
+            if self.deadline[i] is None:
+                self.deadline[i] = time.monotonic() + self.policy.call_timeout_s
+                self.cond.notify()  # the caller now has a deadline to watch
+
+    def waiting(self, i: int) -> None:
+        """Call i was refused by a rate limit and waits for the pace again: not sent, no deadline."""
+        with self.cond:
+            self.deadline[i] = None
 
     def settle(self, i: int, result: Union[str, BaseException]) -> bool:
         """Record call i's result unless it is settled already; True if this settled it."""
@@ -289,9 +595,6 @@ class _Batch:
                 self.holds_slot[i] = False  # the dispatcher hands this slot on itself
             self.settle(i, SeatCallError(refused))
             return False
-        with self.cond:
-            self.deadline[i] = time.monotonic() + self.policy.call_timeout_s
-            self.cond.notify()  # the caller now has a deadline to watch
         _workers.submit(partial(_attempts, call, self.policy, self, i))
         return True
 
@@ -311,39 +614,83 @@ class _Batch:
 
 
 def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int) -> None:
+    """Make call i: wait for its lane's pace, send, and retry as the error asks.
+
+    A rate limit is waited out and sent again without counting as a try (the patience budget bounds
+    it); an error no retry cures stops the run; any other transient error is retried with backoff
+    within ``max_attempts`` and the call's deadline.
+    """
     jitter = random.Random(i)  # jitter only spreads retries in time; it never touches results
-    attempt = 0
+    lane, attempt = batch.lanes[i], 0
+    result: Union[str, BaseException]
     while True:
-        attempt += 1
-        try:
-            result: Union[str, BaseException] = call()
+        if not lane.acquire(batch.costs[i], lambda: batch.cancelled[i]):
+            result = RunStopped(RUN.stop_reason or "run stopped") if RUN.stopped.is_set() else SeatCallError(
+                "stopped waiting for the rate limit's pace")
             break
+        batch.sent(i)
+        RUN.count("sent")
+        _current.lane = lane
+        try:
+            result = call()
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
             result = exc
-            if attempt >= policy.max_attempts or not is_transient(exc) or batch.cancelled[i]:
+        finally:
+            _current.lane = None
+            lane.release()
+        if not isinstance(result, BaseException):
+            lane.answered_ok()
+            RUN.count("answered")
+            break
+        if is_rate_limited(result):
+            RUN.count("refused")
+            lane.learn(_headers(result))  # a refusal states the limits too
+            lane.refused(server_wait(result))
+            if lane.waited_too_long(policy.rate_limit_patience_s):
+                stop_run(f"rate limited: no answer from this endpoint for rate_limit_patience_s="
+                         f"{policy.rate_limit_patience_s:g}s; wait for the limit to reset, or raise the patience, then resume")
                 break
-            deadline = batch.deadline[i]
-            pause = policy.backoff(attempt, jitter)
-            if deadline is not None and time.monotonic() + pause >= deadline:
-                break  # the next try could not finish in time: fail now and free the slot
-            time.sleep(pause)
             if batch.cancelled[i]:
                 break
+            batch.waiting(i)
+            continue
+        cause = fatal_cause(result)
+        if cause is not None:
+            stop_run(cause)
+            break
+        attempt += 1
+        if attempt >= policy.max_attempts or not is_transient(result) or batch.cancelled[i]:
+            break
+        deadline = batch.deadline[i]
+        pause = 0.0 if isinstance(result, RetryNow) else policy.backoff(attempt, jitter)
+        if deadline is not None and time.monotonic() + pause >= deadline:
+            break  # the next try could not finish in time: fail now and free the slot
+        if RUN.stopped.wait(pause) or batch.cancelled[i]:
+            break
     batch.finish(i, result)
 
 
 def call_all(
-    calls: Sequence[tuple[object, Callable[[], str]]], policy: CallPolicy
+    calls: Sequence[tuple[object, Callable[[], str]]], policy: CallPolicy,
+    lanes: Optional[Sequence[Hashable]] = None, costs: Optional[Sequence[float]] = None,
 ) -> list[Union[str, BaseException]]:
     """Run ``(player, call)`` pairs concurrently under the process-wide cap.
 
     Each result is the reply or the error; never raises for a failing call. A call past its
     deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
     Returns once every call is settled: none of them is retrying any more.
+
+    ``lanes`` names what shares a rate limit, per call (default: the player); ``costs`` the tokens
+    each request reserves against a tokens-per-minute limit (prompt plus ``max_tokens``).
     """
     if not calls:
         return []
-    batch = _Batch([player for player, _ in calls], policy)
+    if RUN.stopped.is_set():
+        return [RunStopped(RUN.stop_reason or "run stopped") for _ in calls]
+    players = [player for player, _ in calls]
+    if lanes is None:
+        lanes = [("player", id(breaker_for(p, policy))) for p in players]  # the breaker entry keeps p alive
+    batch = _Batch(players, policy, [lane_for(k) for k in lanes], costs or [0.0] * len(calls))
     # One context copy per call, taken on this thread: the session's own sample id. Each call gets
     # its own copy because a Context cannot be entered by two threads at once.
     _dispatcher.enqueue([(batch, i, partial(contextvars.copy_context().run, call)) for i, (_, call) in enumerate(calls)])

@@ -21,6 +21,7 @@ from typing import Any, Optional
 from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
+from .calls import RetryNow, observe_response_headers
 from .usage import flatten_usage
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
@@ -124,14 +125,23 @@ class ChatCompletionFn(CompletionFn):
         body.update(self.extra_options)
         return body
 
+    def reserved_tokens(self, sampling_kwargs: dict[str, Any]) -> int:
+        """Completion tokens a request reserves against a tokens-per-minute limit."""
+        if self.reasoning:
+            return self.max_completion_tokens
+        return int(self.max_tokens or sampling_kwargs.get("max_tokens") or 0)
+
     def _create(self, client: Any, messages: list[dict[str, str]], kwargs: dict[str, Any]) -> Any:
-        """Create the completion; a model that refuses temperature or max_tokens is retried as a
-        reasoning model once, and remembered as one for the rest of the run."""
+        """Create the completion. A model that refuses temperature or max_tokens is remembered as a
+        reasoning model, and the eval's call policy sends the request again as one: that second
+        request is a try of its own (``RetryNow``)."""
         import openai
 
         body = self.request(messages, **kwargs)
         try:
-            return client.chat.completions.create(**body)
+            response = client.chat.completions.with_raw_response.create(**body)
+            observe_response_headers(response.headers)
+            return response.parse()
         except openai.BadRequestError as exc:
             message = str(exc).lower()
             refused = ("temperature" in message or "max_tokens" in message) and (
@@ -142,7 +152,7 @@ class ChatCompletionFn(CompletionFn):
                 raise
             with self._lock:
                 self.reasoning = True
-            return client.chat.completions.create(**self.request(messages, **kwargs))
+            raise RetryNow(f"{self.model} refused temperature/max_tokens; asking again as a reasoning model") from exc
 
     def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
         if isinstance(prompt, str):
@@ -153,10 +163,13 @@ class ChatCompletionFn(CompletionFn):
         timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
         client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries)
         response = self._create(client, messages, kwargs)
-        text = ""
-        if response.choices and response.choices[0].message is not None:
-            text = response.choices[0].message.content or ""
+        text, finish = "", None
+        if response.choices:
+            finish = response.choices[0].finish_reason
+            if response.choices[0].message is not None:
+                text = response.choices[0].message.content or ""
         usage = flatten_usage(response.usage) if response.usage is not None else None
-        extra = {"usage": usage} if usage is not None else {}
+        extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
+        extra["finish_reason"] = finish
         record_sampling(prompt=messages, sampled=[text], model=response.model or self.model, **extra)
         return ChatResult(text, response)

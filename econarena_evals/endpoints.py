@@ -13,13 +13,16 @@ it is: the deadline still bounds how long the eval waits for it, but its own ret
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import hashlib
+import os
+from typing import Any, Callable, Optional
 
 from evals.api import CompletionFn, CompletionResult
 from evals.completion_fns import openai as evals_openai
 from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
+from .calls import observe_response_headers
 from .chat import ChatCompletionFn, shared_client
 
 SeatFn = Callable[..., CompletionResult]
@@ -28,9 +31,10 @@ SeatFn = Callable[..., CompletionResult]
 # evals' class -> (its prompt class, its result class, the client method, the method's prompt keyword)
 _EVALS_FNS = {
     evals_openai.OpenAIChatCompletionFn.__call__: (ChatCompletionPrompt, evals_openai.OpenAIChatCompletionResult,
-                                                  lambda client: client.chat.completions.create, "messages"),
+                                                  lambda client: client.chat.completions.with_raw_response.create,
+                                                  "messages"),
     evals_openai.OpenAICompletionFn.__call__: (CompletionPrompt, evals_openai.OpenAICompletionResult,
-                                              lambda client: client.completions.create, "prompt"),
+                                              lambda client: client.completions.with_raw_response.create, "prompt"),
 }
 
 
@@ -40,12 +44,34 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
             prompt = prompt_cls(raw_prompt=prompt)
         formatted = prompt.to_formatted_prompt()
         client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
-        raw = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        observe_response_headers(response.headers)
+        raw = response.parse()
         result = result_cls(raw_data=raw, prompt=formatted)
-        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage)
+        finish = raw.choices[0].finish_reason if raw.choices else None
+        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
+                        finish_reason=finish)
         return result
 
     return call
+
+
+def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:
+    """What shares a rate limit with ``fn``'s requests: (endpoint, key, model), the key hashed so it
+    is not kept in the clear; None for a fn whose endpoint we cannot see (each is its own lane)."""
+    if _EVALS_FNS.get(type(fn).__call__) is None and not isinstance(fn, ChatCompletionFn):
+        return None
+    base = getattr(fn, "api_base", None) or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    key = getattr(fn, "api_key", None) or os.environ.get("OPENAI_API_KEY") or ""
+    return (str(base).rstrip("/"), hashlib.sha256(str(key).encode()).hexdigest()[:16], str(getattr(fn, "model", "")))
+
+
+def reserved_completion_tokens(fn: CompletionFn, sampling_kwargs: dict[str, Any]) -> int:
+    """The completion tokens a request of ``fn`` reserves against a tokens-per-minute limit."""
+    if isinstance(fn, ChatCompletionFn):
+        return fn.reserved_tokens(sampling_kwargs)
+    options = getattr(fn, "extra_options", None) or {}
+    return int(options.get("max_tokens") or sampling_kwargs.get("max_tokens") or 0)
 
 
 def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:

@@ -21,8 +21,10 @@ from evals.api import CompletionFn
 from evals.record import RecorderBase
 
 from . import resume
-from .calls import CallPolicy, call_all, resolve_max_concurrency
-from .endpoints import single_try
+from . import exit_status
+from .calls import RUN, CallPolicy, call_all, resolve_max_concurrency
+from .endpoints import lane_key, reserved_completion_tokens, single_try
+from .prompts import prompt_text
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
 from .games import get as get_game
@@ -52,6 +54,7 @@ def tag_seat_calls(recorder: RecorderBase) -> None:
         seat_call = _SEAT_CALL.get()
         if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
             seat_call["recorded"] += 1
+            seat_call["finish_reason"] = data.get("finish_reason")
             data = {**data, SEAT_TAG: seat_call["tag"]}
         return original(type, data, sample_id=sample_id)
 
@@ -191,14 +194,24 @@ class EconArena(evals.Eval):
                         "there)", plan.source, len(plan.done), len(sessions) - len(plan.done), len(plan.replay))
         try:
             results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
-        except BaseException as exc:  # Ctrl-C included: tell how to go on from what is on disk
+        except KeyboardInterrupt:  # Ctrl-C: what is on disk is kept; say how to go on, without a traceback
+            resume.durable()
+            resume.hint_at_exit(recorder, "The run was interrupted (Ctrl-C).")
+            raise SystemExit(exit_status.INTERRUPTED) from None
+        except BaseException as exc:
             resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).")
             raise
         if any(r is None for r in results):
             errored = sum(r is None for r in results)
-            resume.hint_at_exit(recorder, f"{errored} session(s) errored.", finished=len(results) - errored)
+            why = f"{errored} session(s) errored."
+            if RUN.stop_reason:
+                why = f"The run stopped: {RUN.stop_reason}."
+            resume.hint_at_exit(recorder, why, finished=len(results) - errored)
+            exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
+        if RUN.stop_reason:
+            print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
         if self._errors:
             # Loud on purpose: an errored session is left out of the means, and a report with fewer
             # sessions than asked for must not pass for a clean one.
@@ -253,7 +266,8 @@ class EconArena(evals.Eval):
         return result
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
-        calls, keys = [], []
+        calls, keys, lanes, costs = [], [], [], []
+        finish: dict[tuple[int, int], Optional[str]] = {}
         for run in wave:
             past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
             for seat in range(1, self.cell.seats + 1):
@@ -261,9 +275,12 @@ class EconArena(evals.Eval):
                 fn = state.seat_fns[seat - 1]
                 tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
                        "player": state.seat_names[seat - 1]}
-                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag)))
+                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag, finish)))
                 keys.append((run, seat))
-        replies = dict(zip(keys, call_all(calls, self.policy)))
+                lanes.append(lane_key(fn) or ("player", id(fn)))
+                # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
+                costs.append(len(prompt_text(prompt)) / 4 + reserved_completion_tokens(fn, self.sampling_kwargs))
+        replies = dict(zip(keys, call_all(calls, self.policy, lanes, costs)))
         for run in wave:
             answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
             failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
@@ -274,13 +291,17 @@ class EconArena(evals.Eval):
                 continue
             outcome = self._score(state, run, [parse_choice(a) for a in answers])
             state.outcomes[run] = outcome
-            evals.record.record_event("econarena_run", run_event(
+            event = run_event(
                 outcome, cell=self.cell_name, session=state.session.index, run=run, runs=self.cell.runs,
                 history_runs=len(history_window(run, self.cell.history_runs)),
                 game_params=self._game_params(state.session, run),
-            ))
+            )
+            for seat in event["seats"]:  # "length": cut off at the token limit, told apart from other rule breaks
+                seat["finish_reason"] = finish.get((run, seat["seat"]))
+            evals.record.record_event("econarena_run", event)
 
-    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any]):
+    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
+                   finish: dict[tuple[int, int], Optional[str]]):
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
@@ -298,6 +319,7 @@ class EconArena(evals.Eval):
                     f"{exc}. The completion fn must accept the keyword arguments the eval passes "
                     f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
             text = completions[0] if completions else ""
+            finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
             if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
                 evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
                                              recorded_by="econarena")

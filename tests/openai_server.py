@@ -54,10 +54,95 @@ class Faults:
     seed: int = 0
 
 
+class RateLimiter:
+    """Rate limits the way the OpenAI API applies them, as its documentation states.
+
+    Two token buckets (requests, tokens) refilled continuously at the per-minute limit, each
+    holding one second's worth (limits are enforced over short periods: 600/min is 10/s). A request
+    reserves its prompt tokens (chars / 4) plus its ``max_tokens``. A refused request still uses a
+    request from the bucket, so resending at once makes things worse. Answers carry
+    ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``; a refusal is HTTP 429 with code
+    ``rate_limit_exceeded``, "Please try again in ...", ``retry-after`` and ``retry-after-ms``.
+    After ``quota_requests`` answered requests, every request gets 429 ``insufficient_quota``.
+    """
+
+    def __init__(self, rpm: Optional[float] = None, tpm: Optional[float] = None,
+                 quota_requests: Optional[int] = None, default_max_tokens: int = 4096) -> None:
+        self.rpm, self.tpm, self.quota = rpm, tpm, quota_requests
+        self.default_max_tokens = default_max_tokens
+        now = time.monotonic()
+        self.requests_left = rpm / 60 if rpm else 0.0
+        self.tokens_left = tpm / 60 if tpm else 0.0
+        self.t = now
+        self.lock = threading.Lock()
+        self.answered = self.refused = self.quota_refused = 0
+        self.first_quota_refusal: Optional[int] = None  # index of the request that got it
+        self.count = 0
+
+    def _refill(self, now: float) -> None:
+        dt, self.t = now - self.t, now
+        if self.rpm:
+            self.requests_left = min(self.rpm / 60, self.requests_left + dt * self.rpm / 60)
+        if self.tpm:
+            self.tokens_left = min(self.tpm / 60, self.tokens_left + dt * self.tpm / 60)
+
+    def _headers(self) -> dict[str, str]:
+        h: dict[str, str] = {}
+        for kind, limit, left in (("requests", self.rpm, self.requests_left), ("tokens", self.tpm, self.tokens_left)):
+            if limit:
+                h[f"x-ratelimit-limit-{kind}"] = str(int(limit))
+                h[f"x-ratelimit-remaining-{kind}"] = str(max(0, int(left)))
+                missing = max(0.0, limit / 60 - left)
+                h[f"x-ratelimit-reset-{kind}"] = f"{max(1, round(missing / (limit / 60) * 1000))}ms"
+        return h
+
+    def admit(self, body: dict[str, Any]) -> tuple[Optional[tuple[int, dict[str, Any]]], dict[str, str]]:
+        """(None, headers) to answer; ((status, error body), headers) to refuse."""
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])) or str(body.get("prompt", ""))
+        cost = len(text) / 4 + int(body.get("max_tokens") or body.get("max_completion_tokens") or self.default_max_tokens)
+        with self.lock:
+            self.count += 1
+            now = time.monotonic()
+            self._refill(now)
+            if self.quota is not None and self.answered >= self.quota:
+                self.quota_refused += 1
+                if self.first_quota_refusal is None:
+                    self.first_quota_refusal = self.count
+                return (429, {"error": {"message": "You exceeded your current quota, please check your plan and "
+                                        "billing details.", "type": "insufficient_quota", "param": None,
+                                        "code": "insufficient_quota"}}), {}
+            short = []
+            if self.rpm and self.requests_left < 1:
+                short.append(("requests", "RPM", (1 - self.requests_left) / (self.rpm / 60)))
+            if self.tpm and self.tokens_left < cost:
+                short.append(("tokens", "TPM", (cost - self.tokens_left) / (self.tpm / 60)))
+            if short:
+                self.refused += 1
+                if self.rpm:  # a refused request counts against the limit too
+                    self.requests_left = max(-self.rpm / 60, self.requests_left - 1)
+                kind, unit, wait = max(short, key=lambda k: k[2])
+                wait = max(wait, 0.001)
+                headers = self._headers()
+                headers["retry-after-ms"] = str(int(wait * 1000) + 1)
+                headers["retry-after"] = str(max(1, int(wait + 0.999)))
+                limit = self.rpm if kind == "requests" else self.tpm
+                return (429, {"error": {
+                    "message": f"Rate limit reached for gpt-4o in organization org-test on {kind} per min ({unit}): "
+                               f"Limit {int(limit)}. Please try again in {int(wait * 1000) + 1}ms.",
+                    "type": kind, "param": None, "code": "rate_limit_exceeded"}}), headers
+            if self.rpm:
+                self.requests_left -= 1
+            if self.tpm:
+                self.tokens_left -= cost
+            self.answered += 1
+            return None, self._headers()
+
+
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
-                 faults: Faults = Faults(), plain_usage: bool = False) -> None:
+                 faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None) -> None:
         self.policy = policy
+        self.limiter = limiter
         self.plain_usage = plain_usage  # usage as llama.cpp sends it: no *_details objects
         self.models = models
         self.latency_s = latency_s
@@ -152,11 +237,13 @@ class OpenAIServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                self._send_raw(status, json.dumps(body).encode())
+            def _send(self, status: int, body: dict[str, Any], headers: Optional[dict[str, str]] = None) -> None:
+                self._send_raw(status, json.dumps(body).encode(), headers)
 
-            def _send_raw(self, status: int, raw: bytes) -> None:
+            def _send_raw(self, status: int, raw: bytes, headers: Optional[dict[str, str]] = None) -> None:
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
@@ -178,6 +265,13 @@ class OpenAIServer:
                 with server._lock:
                     server.requests.append(record)
                     server.seen.append(("POST", self.path, self.headers.get("Authorization")))
+                limit_headers: dict[str, str] = {}
+                if server.limiter is not None:
+                    refusal, limit_headers = server.limiter.admit(body)
+                    if refusal is not None:
+                        self._send(*refusal, limit_headers)
+                        record["done"] = time.perf_counter()
+                        return
                 fault = server.draw_fault()
                 delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
                 if delay:
@@ -189,7 +283,7 @@ class OpenAIServer:
                 else:
                     status, payload = server.respond(self.path, body)
                     raw = json.dumps(payload).encode()
-                    self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw)
+                    self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                 record["done"] = time.perf_counter()
 
         return Handler

@@ -1,0 +1,31 @@
+"""The exit status of an ``oaieval`` run: non-zero when a session errored or the run stopped early.
+
+evals 3.0.1.post1's ``oaieval`` exits 0 whatever happened inside the eval, so a batch script, or
+``oaievalset`` (which stops at a failing eval by default), could not tell a run where sessions
+errored from a clean one. The eval asks for a status here; the plugin's start-up hook
+(``econarena_evals_hook``), which registered its exit handler before evals' recorder registered its
+own, applies it as the very last thing the process does, after the log is written.
+
+Codes: 0 every session finished; 3 some session errored; 4 the run stopped early (an error no
+retry cures: quota, key, model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C).
+"""
+from __future__ import annotations
+
+import sys
+
+ERRORED = 3
+STOPPED = 4
+INTERRUPTED = 130
+
+
+def fail(code: int) -> None:
+    """Ask for a non-zero exit status (the most serious asked for wins) if the process is ``oaieval``."""
+    hook = sys.modules.get("econarena_evals_hook")
+    state = getattr(hook, "STATE", None)
+    if isinstance(state, dict):
+        state["exit_status"] = max(int(state.get("exit_status") or 0), int(code))
+
+
+def requested() -> int:
+    hook = sys.modules.get("econarena_evals_hook")
+    return int((getattr(hook, "STATE", None) or {}).get("exit_status") or 0)
