@@ -26,7 +26,7 @@ from .calls import RUN, CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import lane_key, reserved_completion_tokens, single_try
 from .prompts import prompt_text
 from .metrics import METRICS, final_report, session_metrics
-from .outcome import RunOutcome, run_event
+from .outcome import RunOutcome, outcome_from_event, run_event
 from .games import get as get_game
 from .prompts import PastRun
 from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
@@ -175,6 +175,7 @@ class EconArena(evals.Eval):
         self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
+        self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
 
     # ---- the shell around the pure core ----
 
@@ -189,9 +190,11 @@ class EconArena(evals.Eval):
             plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
                                self.player_names, own_log=resume.log_path_of(recorder))
             resume.check_samples(plan.done, sessions, self._game_params)
-            self.resumed = plan.done
+            resume.check_samples(plan.parts, sessions, self._game_params)
+            self.resumed, self.resumed_runs = plan.done, plan.parts
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
-                        "there)", plan.source, len(plan.done), len(sessions) - len(plan.done), len(plan.replay))
+                        "there, with %d finished run(s) kept)", plan.source, len(plan.done),
+                        len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs)
         try:
             results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt:  # Ctrl-C: what is on disk is kept; say how to go on, without a traceback
@@ -248,9 +251,15 @@ class EconArena(evals.Eval):
             seat_names=[self.roster[p][0] for p in seating],
             seat_fns=[self.roster[p][1] for p in seating],
         )
+        part = self.resumed_runs.get(session.index)
         try:
+            if part is not None:  # runs it finished in the log resumed from: kept, not played again
+                state.outcomes.update({run: outcome_from_event(event) for run, event in part.runs.items()})
+                resume.rerecord_events(part.sample_id, part.events)
             for wave in waves(self.cell.runs, self.cell.history_runs):
-                self._play_wave(state, wave)
+                wave = [run for run in wave if run not in state.outcomes]
+                if wave:
+                    self._play_wave(state, wave)
                 if state.error is not None:
                     break
         except Exception as exc:  # a bug must not throw away the other sessions: record and go on

@@ -75,11 +75,26 @@ class DoneSession:
 
 
 @dataclass
+class PartSession:
+    """A session the old log started but did not finish: the runs it finished, to keep."""
+
+    index: int
+    sample_id: str
+    runs: dict[int, dict[str, Any]]  # run -> its econarena_run event (marked)
+    events: list[tuple[str, Any]]  # those runs' run and sampling events, in log order
+
+
+@dataclass
 class Plan:
     source: str  # the log resumed from (absolute)
     done: dict[int, DoneSession] = field(default_factory=dict)  # by session index
     replay: list[int] = field(default_factory=list)  # sessions the old log started but did not finish
+    parts: dict[int, PartSession] = field(default_factory=dict)  # their finished runs, by session index
     torn_lines: int = 0
+
+    @property
+    def kept_runs(self) -> int:
+        return sum(len(p.runs) for p in self.parts.values())
 
 
 def read_rows(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
@@ -179,13 +194,44 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
             finished = False
         if not finished:
             out.replay.append(index)
+            part = _finished_runs(index, sample_id, events, source)
+            if part.runs:
+                out.parts[index] = part
             continue
         copied = [(r["type"], {**r["data"], MARK: str(source)}
                    if r["type"] in ("econarena_run", "econarena_session") else r["data"]) for r in events]
         out.done[index] = DoneSession(index=index, sample_id=sample_id, events=copied,
                                       result=result)
     out.replay = sorted(set(out.replay) - set(out.done))
+    for index in set(out.parts) - set(out.replay):
+        del out.parts[index]
     return out
+
+
+def _seat_call_run(data: Mapping[str, Any]) -> Optional[int]:
+    """The run (0-based) a sampling event was a seat call of: from its tag, else from its prompt."""
+    tag = data.get("econarena")
+    if isinstance(tag, Mapping) and isinstance(tag.get("run"), int):
+        return int(tag["run"])
+    from .prompts import read_prompt
+
+    try:
+        return read_prompt(data.get("prompt") or "").run - 1
+    except ValueError:
+        return None
+
+
+def _finished_runs(index: int, sample_id: str, events: Sequence[Mapping[str, Any]], source: Path) -> PartSession:
+    """The runs of a cut-off or errored session that finished (every seat answered and was scored):
+    a resumed run keeps them and plays only the others, so no finished run is paid for twice."""
+    runs: dict[int, dict[str, Any]] = {}
+    for r in events:
+        if r["type"] == "econarena_run":
+            runs.setdefault(int(r["data"]["run"]), {**r["data"], MARK: str(source)})
+    kept: list[tuple[str, Any]] = [("econarena_run", runs[run]) for run in sorted(runs)]
+    kept += [("sampling", r["data"]) for r in events
+             if r["type"] == "sampling" and _seat_call_run(r["data"]) in runs]
+    return PartSession(index=index, sample_id=sample_id, runs=runs, events=kept)
 
 
 def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
@@ -210,11 +256,15 @@ def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
 
 def rerecord(done: DoneSession) -> SessionResult:
     """Copy a finished session's events into the current log, under its original sample id."""
+    rerecord_events(done.sample_id, done.events)
+    return done.result
+
+
+def rerecord_events(sample_id: str, events: Sequence[tuple[str, Any]]) -> None:
     import evals.record
 
-    for type_, data in done.events:
-        evals.record.record_event(type_, data, sample_id=done.sample_id)
-    return done.result
+    for type_, data in events:
+        evals.record.record_event(type_, data, sample_id=sample_id)
 
 
 # ---- telling the user how to resume ----

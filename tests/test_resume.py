@@ -1,8 +1,9 @@
-"""Resuming a paid run (issue 13): the real oaieval, a real local server that counts requests.
+"""Resuming a paid run: the real oaieval, a real local server that counts requests.
 
 One SIGKILL mid-way through beauty_hist.test (100 sessions, 50 calls each), then a resume: the
-server's count proves no finished session was paid for twice, and the resumed report is the
-uninterrupted run's, byte for byte (the server's scripted answers are a function of the prompt).
+server's count proves no finished run was paid for twice (a cut-off session goes on from its first
+unfinished run), and the resumed report is the uninterrupted run's, byte for byte (the server's
+scripted answers are a function of the prompt).
 """
 from __future__ import annotations
 
@@ -49,15 +50,15 @@ def command(log: Path, *extra: str) -> list[str]:
             "--record_path", str(log), *extra]
 
 
-def session_of_seed() -> dict[int, int]:
-    """The eval's per-call seed (EconArena._call_seed) -> session: tells which session a request was for."""
+def run_of_seed() -> dict[int, tuple[int, int]]:
+    """The eval's per-call seed (EconArena._call_seed) -> (session, run): which run a request was for."""
     sessions = [json.loads(line)["session"] for line in SAMPLES.read_text().splitlines() if line.strip()]
     out = {}
     for s in sessions:
         for run in range(10):
             for seat in range(1, 6):
                 key = f"{SEED}:beauty_hist:{s}:{run}:{seat}"
-                out[int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1] = s
+                out[int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1] = (s, run)
     return out
 
 
@@ -97,32 +98,35 @@ def test_sigkill_mid_way_then_resume_pays_only_for_what_was_missing(srv, env, un
     kept = {s["session"] for s in killed.sessions if not s["errored"]}
     assert 30 <= len(kept) < SESSIONS
 
-    seeds = session_of_seed()
+    seeds = run_of_seed()
     # a connection the kill cut before its body arrived is logged with an empty body: nothing asked
-    started = {seeds[r["body"]["seed"]] for r in srv.requests[n0:n1] if r["body"]}
+    started = {seeds[r["body"]["seed"]][0] for r in srv.requests[n0:n1] if r["body"]}
     in_flight = started - kept  # started, not on disk when killed
     # durable sessions: a kill loses only the sessions in flight, at most one per thread
     assert len(in_flight) <= THREADS, (len(started), len(kept))
+    finished_runs = {(r["session"], r["run"]) for r in killed.runs}  # on disk: kept by the resume
+    assert {(s, r) for s, r in finished_runs if s not in kept}, "no cut-off session had a finished run on disk"
 
     second = tmp_path / "second.jsonl"
     run_cli(command(second, "--extra_eval_params", f"resume_from={first}"), env)
     n2 = len(srv.requests)
     replayed = {seeds[r["body"]["seed"]] for r in srv.requests[n1:n2]}
-    assert not replayed & kept  # no finished session played twice
-    assert n2 - n1 == (SESSIONS - len(kept)) * CALLS
-    paid_twice = (n1 - n0) - len(kept) * CALLS
-    assert paid_twice <= len(in_flight) * CALLS
-    assert n2 - n0 <= SESSIONS * CALLS + len(in_flight) * CALLS
+    assert not replayed & finished_runs  # no finished run played again, in any session
+    assert n2 - n1 == (SESSIONS * 10 - len(finished_runs)) * 5
+    paid_twice = (n1 - n0) - len(finished_runs) * 5  # calls of runs the kill cut short
+    assert paid_twice <= len(in_flight) * 5
+    assert n2 - n0 <= SESSIONS * CALLS + len(in_flight) * 5
 
-    print(f"SIGKILL at {len(kept)} durable sessions: kept {len(kept)}, in flight {len(in_flight)}, "
-          f"calls paid twice {paid_twice}, calls in the resume {n2 - n1}, total {n2 - n0}")
+    print(f"SIGKILL at {len(kept)} durable sessions: kept {len(kept)} sessions and {len(finished_runs)} runs, "
+          f"{len(in_flight)} sessions in flight, calls paid twice {paid_twice}, calls in the resume {n2 - n1}, "
+          f"total {n2 - n0}")
     resumed = read_log(second)
     assert not resumed.problems
     assert resumed.final_report["sessions"] == SESSIONS and resumed.final_report["errored_sessions"] == 0
     assert len(resumed.sessions) == SESSIONS and len(resumed.runs) == SESSIONS * 10
     marked = {s["session"] for s in resumed.sessions if s.get("resumed_from") == str(first.resolve())}
     assert marked == kept
-    assert {r["session"] for r in resumed.runs if "resumed_from" in r} == kept
+    assert {(r["session"], r["run"]) for r in resumed.runs if "resumed_from" in r} == finished_runs
     # the report is the uninterrupted run's, byte for byte (token usage included), and re-scores
     assert report_bytes(resumed) == report_bytes(uninterrupted)
     assert_rescores(resumed)
@@ -179,17 +183,17 @@ def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path)
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert proc.returncode == 130 and "interrupted (Ctrl-C)" in err and "Traceback" not in err
     line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
     args = shlex.split(line)
     # the command carries the endpoint the run used (never a key)
     assert args[0] == f"OPENAI_BASE_URL={srv.base_url}" and "OPENAI_API_KEY" not in line
     assert args[args.index("--extra_eval_params") + 1] == f"max_attempts=4,resume_from={log.resolve()}"
     assert args[args.index("--record_path") + 1] == str(tmp_path / "log.resumed.jsonl")
-    kept = len([s for s in read_log(log).sessions if not s["errored"]])
+    kept_runs = len({(r["session"], r["run"]) for r in read_log(log).runs})
     before = len(srv.requests)
     run_cli(["bash", "-c", line], env)  # the printed command, as printed
-    assert len(srv.requests) - before == (30 - kept) * CALLS
+    assert len(srv.requests) - before == (30 * 10 - kept_runs) * 5
     assert read_log(tmp_path / "log.resumed.jsonl").final_report["sessions"] == 30
 
 
