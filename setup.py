@@ -78,6 +78,7 @@ setup(
         "console_scripts": [
             "econarena-summary=econarena_evals.summary:main",
             "econarena-report=econarena_evals.report:main",
+            "econarena-plan=econarena_evals.plan:main",
         ]
     },
 )

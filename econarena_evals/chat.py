@@ -32,15 +32,26 @@ _clients: dict[tuple[Optional[str], Optional[str], float], Any] = {}
 _clients_lock = threading.Lock()
 
 
-def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: float, max_retries: int):
-    """One client per endpoint per process: building one costs ~24 ms of CPU, and httpx pools connections."""
-    from openai import OpenAI
+def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: float, max_retries: int,
+                  azure: Optional[tuple[str, str, str]] = None):
+    """One client per endpoint per process: building one costs ~24 ms of CPU, and httpx pools connections.
 
-    key = (base_url, api_key, timeout_s)
+    ``azure``: (endpoint, deployment, api-version) for Azure OpenAI, whose URLs name the deployment
+    (``/openai/deployments/<deployment>/chat/completions?api-version=...``) and whose key goes in
+    an ``api-key`` header; the openai client's ``AzureOpenAI`` builds both.
+    """
+    from openai import AzureOpenAI, OpenAI
+
+    key = (base_url, api_key, timeout_s, azure)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
+            if azure is not None:
+                endpoint, deployment, version = azure
+                client = AzureOpenAI(azure_endpoint=endpoint, azure_deployment=deployment, api_version=version,
+                                     api_key=api_key, timeout=timeout_s, max_retries=max_retries)
+            else:
+                client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
             _clients[key] = client
         return client
 
@@ -76,16 +87,30 @@ class ChatCompletionFn(CompletionFn):
         max_completion_tokens: int = 16384,
         request_timeout_s: float = 600.0,
         max_retries: int = 0,
+        azure_endpoint: Optional[str] = None,
+        azure_deployment: Optional[str] = None,
+        api_version: Optional[str] = None,
         registry: Any = None,
         **extra_options: Any,
     ) -> None:
-        self.model = model or os.environ.get("ECONARENA_MODEL")
+        self.model = model or azure_deployment or os.environ.get("ECONARENA_MODEL")
         if not self.model:
             raise ValueError(
                 "econarena/chat needs a model: --completion_args model=NAME, econarena/chat:NAME, "
                 "or ECONARENA_MODEL=NAME"
             )
-        self.api_base = api_base or os.environ.get("OPENAI_BASE_URL") or None
+        # Azure OpenAI: an endpoint (argument or AZURE_OPENAI_ENDPOINT) and an api-version (argument
+        # or OPENAI_API_VERSION); the deployment is azure_deployment, else the model name.
+        endpoint = azure_endpoint or (None if api_base else os.environ.get("AZURE_OPENAI_ENDPOINT"))
+        self.azure: Optional[tuple[str, str, str]] = None
+        if endpoint:
+            version = api_version or os.environ.get("OPENAI_API_VERSION")
+            if not version:
+                raise ValueError("Azure OpenAI needs an api-version: --completion_args api_version=2024-10-21, "
+                                 "or OPENAI_API_VERSION")
+            self.azure = (str(endpoint), str(azure_deployment or self.model), str(version))
+            api_key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+        self.api_base = None if self.azure else (api_base or os.environ.get("OPENAI_BASE_URL") or None)
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
         if self.api_key is None and self.api_base is not None:
             self.api_key = "no-key"  # local servers accept anything; the openai client insists on a value
@@ -161,7 +186,7 @@ class ChatCompletionFn(CompletionFn):
             messages = [{"role": m["role"], "content": m["content"]} for m in prompt]
         # The eval passes its call deadline: a request must not outlive the eval's wait for it.
         timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
-        client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries)
+        client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure)
         response = self._create(client, messages, kwargs)
         text, finish = "", None
         if response.choices:

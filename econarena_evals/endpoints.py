@@ -61,7 +61,9 @@ def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:
     is not kept in the clear; None for a fn whose endpoint we cannot see (each is its own lane)."""
     if _EVALS_FNS.get(type(fn).__call__) is None and not isinstance(fn, ChatCompletionFn):
         return None
-    base = getattr(fn, "api_base", None) or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    azure = getattr(fn, "azure", None)
+    base = ("/".join(azure[:2]) if azure else None) or getattr(fn, "api_base", None) or os.environ.get(
+        "OPENAI_BASE_URL") or "https://api.openai.com/v1"
     key = getattr(fn, "api_key", None) or os.environ.get("OPENAI_API_KEY") or ""
     return (str(base).rstrip("/"), hashlib.sha256(str(key).encode()).hexdigest()[:16], str(getattr(fn, "model", "")))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import evals
+import evals.eval
 import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
@@ -24,6 +25,8 @@ from . import resume
 from . import exit_status
 from .calls import RUN, CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import lane_key, reserved_completion_tokens, single_try
+from .plan import estimate_cell
+from .progress import Progress
 from .prompts import prompt_text
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, outcome_from_event, run_event
@@ -68,6 +71,7 @@ class _SessionState:
     seat_names: list[str]
     seat_fns: list[CompletionFn]
     outcomes: dict[int, RunOutcome] = field(default_factory=dict)
+    finish: dict[tuple[int, int], Optional[str]] = field(default_factory=dict)  # (run, seat) -> finish_reason
     error: Optional[str] = None
 
 
@@ -173,6 +177,7 @@ class EconArena(evals.Eval):
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
         self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
+        self._sessions_done = 0  # read by the progress line
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
@@ -195,8 +200,23 @@ class EconArena(evals.Eval):
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
                         "there, with %d finished run(s) kept)", plan.source, len(plan.done),
                         len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs)
+        # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
+        to_play = [s for s, _ in evals.eval._index_samples(sessions) if s.index not in self.resumed]
+        fn = self.roster[0][1]
+        estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
+                                 reserved_completion_tokens(fn, self.sampling_kwargs))
+        print(f"econarena: plan: {self.name}: {estimate.line()}", file=sys.stderr, flush=True)
+
+        def limits_line(rpm: float, tpm: float) -> Optional[str]:
+            minutes = estimate.minutes_at(rpm, tpm)
+            return None if minutes is None else (
+                f"econarena: the endpoint states {rpm:,.0f} requests/min and {tpm:,.0f} tokens/min: "
+                f"this run needs at least {minutes:.1f} min at those limits")
+
+        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line)
         try:
-            results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+            with progress:
+                results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt:  # Ctrl-C: what is on disk is kept; say how to go on, without a traceback
             resume.durable()
             resume.hint_at_exit(recorder, "The run was interrupted (Ctrl-C).")
@@ -255,6 +275,8 @@ class EconArena(evals.Eval):
         try:
             if part is not None:  # runs it finished in the log resumed from: kept, not played again
                 state.outcomes.update({run: outcome_from_event(event) for run, event in part.runs.items()})
+                state.finish.update({(run, seat["seat"]): seat.get("finish_reason")
+                                     for run, event in part.runs.items() for seat in event["seats"]})
                 resume.rerecord_events(part.sample_id, part.events)
             for wave in waves(self.cell.runs, self.cell.history_runs):
                 wave = [run for run in wave if run not in state.outcomes]
@@ -272,11 +294,12 @@ class EconArena(evals.Eval):
             result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
         self._record_session(state, result)
         resume.durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
+        self._sessions_done += 1
         return result
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
         calls, keys, lanes, costs = [], [], [], []
-        finish: dict[tuple[int, int], Optional[str]] = {}
+        finish = state.finish
         for run in wave:
             past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
             for seat in range(1, self.cell.seats + 1):
@@ -372,6 +395,11 @@ class EconArena(evals.Eval):
             metrics = (result or {}).get(player)
             for metric in METRICS:
                 data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
+        # replies of the evaluated player cut off at the token limit: rule breaks that say more about
+        # max_tokens than about the player's rationality
+        first = self.player_names[0]
+        data["cut_off"] = sum(1 for run, o in state.outcomes.items() for seat in o.seats
+                              if seat.player == first and state.finish.get((run, seat.seat)) == "length")
         data["errored"] = state.error is not None
         if state.error is not None:
             self._errors.append((state.session.index, state.error))

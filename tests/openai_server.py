@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -140,9 +141,13 @@ class RateLimiter:
 
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
-                 faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None) -> None:
+                 faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
+                 azure_key: Optional[str] = None) -> None:
         self.policy = policy
         self.limiter = limiter
+        # Azure OpenAI's shape: POST /openai/deployments/<deployment>/chat/completions?api-version=...
+        # with the key in an api-key header; anything else is refused as Azure refuses it
+        self.azure_key = azure_key
         self.plain_usage = plain_usage  # usage as llama.cpp sends it: no *_details objects
         self.models = models
         self.latency_s = latency_s
@@ -208,10 +213,13 @@ class OpenAIServer:
                     "message": "Unsupported parameter: 'temperature' is not supported with this model.",
                     "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}}
             text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-            answer = self.policy(text)
+            answer, finish = self.policy(text), "stop"
+            limit = body.get("max_tokens")
+            if isinstance(limit, int) and len(answer) > 4 * limit:  # cut off at the token limit, as a server does
+                answer, finish = answer[: 4 * limit], "length"
             return 200, {
                 "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model or "unknown",
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": answer}}],
                 "usage": self.usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
             }
@@ -261,10 +269,21 @@ class OpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                record = {"path": self.path, "body": body, "t": time.perf_counter()}
+                record = {"path": self.path, "body": body, "t": time.perf_counter(),
+                          "headers": {k.lower(): v for k, v in self.headers.items()}}
                 with server._lock:
                     server.requests.append(record)
                     server.seen.append(("POST", self.path, self.headers.get("Authorization")))
+                path = self.path.split("?", 1)[0]
+                if server.azure_key is not None:
+                    shape = re.fullmatch(r"/openai/deployments/[^/]+/chat/completions", path)
+                    if not shape or "api-version=" not in self.path:
+                        self._send(404, {"error": {"code": "404", "message": "Resource not found"}})
+                        return
+                    if self.headers.get("api-key") != server.azure_key:
+                        self._send(401, {"error": {"code": "401", "message": "Access denied due to invalid "
+                                                   "subscription key or wrong API endpoint."}})
+                        return
                 limit_headers: dict[str, str] = {}
                 if server.limiter is not None:
                     refusal, limit_headers = server.limiter.admit(body)
@@ -281,7 +300,7 @@ class OpenAIServer:
                 elif fault == "429":
                     self._send(429, {"error": {"message": "injected rate limit", "type": "rate_limit_error"}})
                 else:
-                    status, payload = server.respond(self.path, body)
+                    status, payload = server.respond(path, body)
                     raw = json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                 record["done"] = time.perf_counter()

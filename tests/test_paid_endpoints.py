@@ -1,0 +1,137 @@
+"""Paid endpoints through the real oaieval: rate limits, a quota that runs out, a refused key,
+Azure OpenAI, replies cut off at the token limit, the plan line and the exit status.
+
+The server limits requests and tokens the way the OpenAI API does (``openai_server.RateLimiter``:
+continuously refilled buckets of one second, refused requests counted, the API's 429 body and
+headers). bench/rate_limits.py runs the same at the sizes in the README.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+from conftest import REGISTRY, base_env, cli
+from openai_server import OpenAIServer, RateLimiter
+from policies import scripted
+
+from econarena_evals.logs import read_log
+from econarena_evals.transcripts import filing_problems
+
+pytestmark = pytest.mark.e2e
+
+
+def run(server, fn: str, cell: str, log, *extra: str, env_extra=None, timeout=300):
+    env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-paid"} | (env_extra or {})
+    start = time.monotonic()
+    proc = subprocess.run([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY),
+                           "--record_path", str(log), *extra], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+@pytest.fixture
+def limited():
+    servers = []
+
+    def make(**limits):
+        limiter = RateLimiter(**limits)
+        servers.append(OpenAIServer(scripted, models=("gpt-4", "gpt-4o"), limiter=limiter).start())
+        return servers[-1], limiter
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+def test_a_requests_per_minute_limit_slows_the_run_and_fails_nothing(limited, tmp_path):
+    server, limiter = limited(rpm=1200)  # 20 a second, a bucket of 20
+    proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "4")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = read_log(tmp_path / "log.jsonl")
+    assert log.final_report["sessions"] == 4 and log.final_report["errored_sessions"] == 0
+    calls = 4 * 50
+    assert limiter.answered == calls
+    assert limiter.count <= 1.2 * calls + 8  # a few refusals at most, never a storm
+    assert wall >= calls / 20 - 1.5  # it really was held to the limit (one second of burst)
+    assert filing_problems(log.path) == []
+    assert "econarena: plan: econarena.beauty_L.dev.v0: 200 seat calls (4 sessions)" in proc.stderr
+
+
+def test_a_tokens_per_minute_limit_counts_prompt_plus_max_tokens(limited, tmp_path):
+    server, limiter = limited(tpm=240_000)  # 4,000 tokens a second: about ten requests of max_tokens 64
+    proc, _ = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+                  "--extra_eval_params", "max_tokens=64")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = read_log(tmp_path / "log.jsonl")
+    assert log.final_report["sessions"] == 2 and log.final_report["errored_sessions"] == 0
+    assert limiter.count <= 1.2 * 100 + 8
+
+
+def test_a_quota_that_runs_out_stops_the_run_at_once(limited, tmp_path):
+    server, limiter = limited(rpm=60_000, quota_requests=150)
+    proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_hist", tmp_path / "log.jsonl",
+                     "--extra_eval_params", "max_concurrency=16")
+    assert proc.returncode == 4
+    assert wall < 20
+    assert limiter.first_quota_refusal is not None
+    assert limiter.count - limiter.first_quota_refusal <= 16  # one cap's worth at most after the first
+    stopped = [line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped:")]
+    assert len(stopped) == 1 and "quota" in stopped[0]
+    assert "resume_from=" in proc.stderr and "Traceback" not in proc.stderr
+    log = read_log(tmp_path / "log.jsonl")
+    assert log.final_report is not None  # what finished is reported and kept
+    # every run whose five seats were answered is on disk (resume keeps them); at most four answered
+    # calls of one unfinished run per session in flight (EVALS_THREADS=10) are lost
+    assert 0 <= limiter.answered - 5 * len(log.runs) <= 4 * 10
+
+
+def test_a_refused_key_stops_the_run_with_one_line(tmp_path):
+    server = OpenAIServer(scripted, models=("gpt-4",), azure_key="right-key").start()  # any bearer key: 404/401
+    try:
+        proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl",
+                         "--extra_eval_params", "max_concurrency=8")
+    finally:
+        server.stop()
+    assert proc.returncode == 4 and wall < 30
+    assert len(server.requests) <= 8 + 8  # the first error stops every later request
+    assert sum(line.startswith("econarena: stopped:") for line in proc.stderr.splitlines()) == 1
+
+
+def test_azure_openai_through_the_chat_fn(tmp_path):
+    server = OpenAIServer(scripted, models=("gpt-4",), azure_key="azure-secret").start()
+    root = server.base_url[: -len("/v1")]
+    try:
+        proc, _ = run(server, "econarena/chat", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+                      "--completion_args", "azure_deployment=my-gpt4o,api_version=2024-10-21",
+                      env_extra={"AZURE_OPENAI_ENDPOINT": root, "AZURE_OPENAI_API_KEY": "azure-secret",
+                                 "OPENAI_BASE_URL": ""})
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert read_log(tmp_path / "log.jsonl").final_report["sessions"] == 2
+    assert server.requests and all(r["path"] == "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
+                                   and r["headers"].get("api-key") == "azure-secret" for r in server.requests)
+
+
+def test_replies_cut_off_at_the_token_limit_are_recorded_and_counted(server, tmp_path):
+    proc, _ = run(server, "econarena/chat:gpt-4", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+                  "--extra_eval_params", "max_tokens=3")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    sampling = [r["data"] for r in rows if r.get("type") == "sampling"]
+    assert len(sampling) == 100 and {d["finish_reason"] for d in sampling} == {"length"}
+    log = read_log(tmp_path / "log.jsonl")
+    assert all(seat["finish_reason"] == "length" and not seat["valid"] for r in log.runs for seat in r["seats"])
+    assert [s["cut_off"] for s in log.sessions] == [50, 50]
+
+
+def test_a_run_with_an_errored_session_exits_non_zero(tmp_path):
+    env = base_env() | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-x"}
+    proc = subprocess.run([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                           "--record_path", str(tmp_path / "log.jsonl"), "--max_samples", "2",
+                           "--extra_eval_params", "call_timeout_s=2,max_attempts=2,backoff_base_s=0.01"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert read_log(tmp_path / "log.jsonl").final_report["errored_sessions"] == 2  # and the log is complete
