@@ -218,8 +218,15 @@ class _RunState:
         self.stop_reason: Optional[str] = None
         self.stopped = threading.Event()
         self.sent = self.refused = self.answered = 0
-        self.after_stop = 0  # requests that went out after the stop (only ones already on their way)
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
+
+    def reset(self) -> None:
+        """A new run in this process (an eval run in-process after another): not stopped, counters at 0."""
+        with self.lock:
+            self.stop_reason = None
+            self.stopped.clear()
+            self.sent = self.refused = self.answered = 0
+            self.limits.clear()
 
     def stop(self, reason: str) -> None:
         with self.lock:

@@ -185,6 +185,7 @@ class EconArena(evals.Eval):
     # ---- the shell around the pure core ----
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
+        RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.

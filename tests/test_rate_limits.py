@@ -1,0 +1,121 @@
+"""Rate limits and errors no retry cures, in-process: reading what the server says, pacing, stopping."""
+from __future__ import annotations
+
+import httpx2 as httpx
+import openai
+import pytest
+
+from econarena_evals import calls
+from econarena_evals.calls import (RUN, CallPolicy, Lane, RunStopped, call_all, fatal_cause, is_endpoint_failure,
+                                   is_rate_limited, parse_duration, server_wait)
+
+FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
+
+
+def status_error(status: int, code: str, message: str = "", headers=None):
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(status, headers=headers or {}, request=request)
+    body = {"message": message or code, "type": code, "code": code}
+    cls = {429: openai.RateLimitError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
+           404: openai.NotFoundError, 400: openai.BadRequestError}.get(status, openai.APIStatusError)
+    return cls(message or code, response=response, body=body)
+
+
+@pytest.fixture(autouse=True)
+def fresh_run():
+    RUN.reset()
+    yield
+    RUN.reset()
+
+
+@pytest.mark.parametrize("text,seconds", [("1s", 1.0), ("6m0s", 360.0), ("250ms", 0.25), ("1h2m3.5s", 3723.5),
+                                          ("20", 20.0), ("0.5", 0.5), ("", None), ("soon", None)])
+def test_durations_in_the_forms_the_api_writes_them(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_the_wait_the_server_asks_for_in_order_of_precision():
+    assert server_wait(status_error(429, "rate_limit_exceeded", headers={"retry-after-ms": "120", "retry-after": "1"})) == 0.12
+    assert server_wait(status_error(429, "rate_limit_exceeded", headers={"retry-after": "2"})) == 2.0
+    said = status_error(429, "rate_limit_exceeded", "Rate limit reached ... Please try again in 340ms.")
+    assert server_wait(said) == pytest.approx(0.34)
+    assert server_wait(status_error(429, "rate_limit_exceeded", "Please try again in 1.5s.")) == 1.5
+    reset = status_error(429, "rate_limit_exceeded", headers={"x-ratelimit-reset-requests": "1s",
+                                                              "x-ratelimit-reset-tokens": "6m0s"})
+    assert server_wait(reset) == 360.0
+    assert server_wait(status_error(429, "rate_limit_exceeded")) is None
+
+
+def test_which_errors_wait_which_retry_and_which_stop_the_run():
+    limited = status_error(429, "rate_limit_exceeded")
+    assert is_rate_limited(limited) and fatal_cause(limited) is None and not is_endpoint_failure(limited)
+    quota = status_error(429, "insufficient_quota", "You exceeded your current quota")
+    assert not is_rate_limited(quota) and "quota" in fatal_cause(quota)
+    for status, code in ((401, "invalid_api_key"), (403, "forbidden"), (404, "model_not_found")):
+        assert str(status) in fatal_cause(status_error(status, code))
+    too_long = status_error(400, "context_length_exceeded", "This model's maximum context length is 8192 tokens")
+    assert "context" in fatal_cause(too_long)
+    assert fatal_cause(status_error(400, "invalid_request_error", "bad temperature")) is None
+    assert fatal_cause(status_error(500, "server_error")) is None and is_endpoint_failure(status_error(500, "x"))
+
+
+def test_rate_limited_tries_are_waited_out_and_do_not_count_as_attempts():
+    refusals = {"left": 5}
+
+    def call():
+        if refusals["left"]:
+            refusals["left"] -= 1
+            raise status_error(429, "rate_limit_exceeded", headers={"retry-after-ms": "5"})
+        return "ok"
+
+    # one attempt allowed, a breaker that would open at 2 failures: neither is touched by rate limits
+    assert call_all([(object(), call)], CallPolicy(max_attempts=1, breaker_threshold=2, **FAST)) == ["ok"]
+    assert RUN.refused == 5 and RUN.answered == 1 and RUN.stop_reason is None
+
+
+def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
+    sent = []
+
+    def refused():
+        sent.append(1)
+        raise status_error(401, "invalid_api_key", "Incorrect API key provided")
+
+    policy = CallPolicy(max_attempts=4, max_concurrency=1, **FAST)
+    results = call_all([(object(), refused)] * 10, policy)
+    assert len(sent) == 1  # the first refusal stopped the nine queued behind it
+    assert isinstance(results[0], openai.AuthenticationError)
+    assert all(isinstance(r, RunStopped) for r in results[1:])
+    assert "401" in RUN.stop_reason
+    assert all(isinstance(r, RunStopped) for r in call_all([(object(), lambda: "ok")], policy))
+
+
+def test_a_lane_paces_to_the_limits_an_answer_states():
+    lane = Lane("test")
+    lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"})
+    assert (lane.rpm, lane.tpm) == (600, 60000) and RUN.limits["test"] == (600, 60000)
+    start = lane.tat_requests
+    for _ in range(3):
+        assert lane.acquire(100, lambda: False)
+        lane.release()
+    # each request moves the schedule on by one interval at the pacing share of the limit
+    assert lane.tat_requests - max(start, 0) >= 2 * 60 / (600 * calls.PACE_SHARE)
+    assert lane.tat_tokens > 0
+
+
+def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
+    lane = Lane("no-headers")
+    lane.slow_start_until = 0.0
+    lane.in_flight = 40
+    lane.refused(0.0)
+    assert lane.window == 20
+    lane.in_flight = 0
+    for _ in range(20):
+        lane.answered_ok()
+    assert 20 < lane.window < 22  # additive increase
+
+
+def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
+    lane = Lane("paused")
+    lane.paused_until = float("inf")
+    RUN.stop("test")
+    assert lane.acquire(1, lambda: False) is False
