@@ -6,8 +6,8 @@ For each endpoint fault (a port where nothing listens, a server that answers eve
 HTTP 500, a server that accepts and never answers) and each completion fn (evals' own ``gpt-4`` and
 ``econarena/chat:gpt-4``), runs the real ``oaieval`` on ``beauty_L`` (dev: 20 sessions, test: 100)
 at the default ``EVALS_THREADS`` and retry policy, and prints the wall time, the requests the
-server saw, the bound ``calls x max_attempts``, and the errored sessions. Target (issue 9): every
-run ends within call_timeout_s + 10 s with every session errored.
+server saw, the bound ``calls x max_attempts``, and the errored sessions. Target: every run ends
+within call_timeout_s + 10 s with every session errored (exit status 3).
 """
 from __future__ import annotations
 
@@ -41,9 +41,10 @@ def run(fn: str, eval_name: str, base_url: str, call_timeout: float) -> tuple[fl
     env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-local", EVALS_SHOW_EVAL_PROGRESS="", PYTHONPATH=str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        subprocess.run([str(Path(sys.executable).parent / "oaieval"), fn, eval_name, "--registry_path",
-                        str(ROOT / "registry"), "--record_path", f"{tmp}/log.jsonl", "--extra_eval_params",
-                        f"call_timeout_s={call_timeout:g}"], env=env, check=True, capture_output=True, timeout=600)
+        proc = subprocess.run([str(Path(sys.executable).parent / "oaieval"), fn, eval_name, "--registry_path",
+                               str(ROOT / "registry"), "--record_path", f"{tmp}/log.jsonl", "--extra_eval_params",
+                               f"call_timeout_s={call_timeout:g}"], env=env, capture_output=True, timeout=600)
+        assert proc.returncode == 3, proc.stderr[-2000:]  # every session errored: exit status 3
         wall = time.perf_counter() - start
         report = next(json.loads(line)["final_report"] for line in open(f"{tmp}/log.jsonl")
                       if '"final_report"' in line)

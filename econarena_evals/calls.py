@@ -34,20 +34,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
 
-DEFAULT_MAX_CONCURRENCY = 256
-ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
-
-
-def resolve_max_concurrency(arg: Optional[int]) -> int:
-    """Eval arg first, then $ECONARENA_MAX_CONCURRENCY, then the default."""
-    if arg is None:
-        env = os.environ.get(ENV_MAX_CONCURRENCY)
-        arg = int(env) if env else DEFAULT_MAX_CONCURRENCY
-    if int(arg) < 1:
-        raise ValueError(f"max_concurrency must be >= 1, got {arg}")
-    return int(arg)
-
-
 class RetryNow(RuntimeError):
     """Raised by a completion fn that changed how it asks (a model that refused an argument) and
     wants one more try at once; it counts as a try, and says nothing about the endpoint."""
@@ -185,7 +171,8 @@ class SeatCallError(RuntimeError):
 
 @dataclass(frozen=True)
 class CallPolicy:
-    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    # calls in flight at once, for the whole process (or $ECONARENA_MAX_CONCURRENCY)
+    max_concurrency: int = 256
     call_timeout_s: float = 120.0
     max_attempts: int = 4
     backoff_base_s: float = 1.0

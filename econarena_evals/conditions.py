@@ -15,11 +15,7 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
-# Args that say how seat calls are made, never what is asked or how it is scored.
-POLICY_ARGS = frozenset({
-    "max_concurrency", "call_timeout_s", "max_attempts", "backoff_base_s", "backoff_cap_s",
-    "breaker_threshold", "probe_interval_s", "resume_from",
-})
+from .config import POLICY_ARGS  # args that say how calls are made, never what is asked or scored
 
 
 def normalize(value: Any) -> Any:

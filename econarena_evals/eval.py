@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import inspect
 import logging
 import math
 import sys
@@ -23,7 +22,8 @@ from evals.record import RecorderBase
 
 from . import resume
 from . import exit_status
-from .calls import RUN, CallPolicy, call_all, resolve_max_concurrency
+from . import config
+from .calls import RUN, call_all
 from .endpoints import lane_key, reserved_completion_tokens, single_try
 from .plan import estimate_cell
 from .progress import Progress
@@ -32,7 +32,7 @@ from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, outcome_from_event, run_event
 from .games import get as get_game
 from .prompts import PastRun
-from .sessions import CellConfig, Session, history_window, seat_players, unique_names, waves
+from .sessions import Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
 from .transcripts import SEAT_TAG
 from .utils import parse_choice
@@ -79,91 +79,25 @@ class _SessionState:
 EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
 
 
-def _arg(name: str, value: Any, kind: type) -> Any:
-    """An eval arg as int or float, with a message naming it (--extra_eval_params gives strings)."""
-    try:
-        number = float(value)
-        if kind is int:
-            if not number.is_integer():
-                raise ValueError
-            return int(number)
-        if not math.isfinite(number):
-            raise ValueError
-        return number
-    except (TypeError, ValueError):
-        what = "an integer" if kind is int else "a number"
-        raise ValueError(f"eval arg {name} must be {what}, got {value!r}") from None
-
-
 class EconArena(evals.Eval):
-    def __init__(
-        self,
-        completion_fns: list[CompletionFn],
-        samples_jsonl: str,
-        game: str,
-        *args: Any,
-        runs: int = 10,
-        seats: int = 5,
-        history_runs: int = 0,
-        prize: float = 100,
-        c_bar_min: int = 10,
-        c_bar_max: int = 100,
-        value_mean: float = 50,
-        value_sd: float = 10,
-        value_min: int = 1,
-        value_max: int = 100,
-        assets: float = 100,
-        fee: float = 10,
-        temperature: Optional[float] = 0.7,
-        max_tokens: Optional[int] = 1024,
-        pass_seed: bool = True,
-        max_concurrency: Optional[int] = None,
-        call_timeout_s: float = 120.0,
-        max_attempts: int = 4,
-        opponents: Optional[Sequence[str]] = None,
-        breaker_threshold: int = 20,
-        probe_interval_s: float = 30.0,
-        backoff_base_s: float = 1.0,
-        backoff_cap_s: float = 20.0,
-        resume_from: Optional[str] = None,
-        **kwargs: Any,
-    ):
-        unknown = sorted(set(kwargs) - EVALS_KWARGS)
+    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``CellConfig``,
+    ``Sampling`` and ``CallPolicy`` (``config``), plus ``opponents`` and ``resume_from``."""
+
+    def __init__(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any):
+        unknown = sorted(set(kwargs) - ECONARENA_ARGS - EVALS_KWARGS)
         if unknown:
             raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
                              f"{', '.join(sorted(ECONARENA_ARGS))}")
+        ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
-        self.cell = CellConfig(
-            game=game, runs=_arg("runs", runs, int), seats=_arg("seats", seats, int),
-            history_runs=_arg("history_runs", history_runs, int), prize=_arg("prize", prize, float),
-            c_bar_min=_arg("c_bar_min", c_bar_min, int), c_bar_max=_arg("c_bar_max", c_bar_max, int),
-            value_mean=_arg("value_mean", value_mean, float), value_sd=_arg("value_sd", value_sd, float),
-            value_min=_arg("value_min", value_min, int), value_max=_arg("value_max", value_max, int),
-            assets=_arg("assets", assets, float), fee=_arg("fee", fee, float),
-        )
-        if temperature is not None and not 0 <= _arg("temperature", temperature, float) <= 2:
-            raise ValueError(f"temperature must be a number from 0 to 2, got {temperature!r}")
-        if max_tokens is not None and _arg("max_tokens", max_tokens, int) < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        temperature = None if temperature is None else float(temperature)
-        max_tokens = None if max_tokens is None else int(max_tokens)
-        if str(pass_seed).strip().lower() not in {"1", "0", "true", "false", "yes", "no"}:
-            raise ValueError(f"pass_seed must be true or false, got {pass_seed!r}")
+        self.cell = config.build("cell", ours)
+        sampling = config.build("sampling", ours)
+        self.policy = config.build("policy", ours)
         self.game = get_game(self.cell.game)
         self.cell_name = self.name.split(".")[1]
-        self.sampling_kwargs = {
-            k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
-        }
-        self.pass_seed = str(pass_seed).strip().lower() in {"1", "true", "yes"}
-        self.policy = CallPolicy(
-            max_concurrency=resolve_max_concurrency(max_concurrency),
-            call_timeout_s=_arg("call_timeout_s", call_timeout_s, float),
-            max_attempts=_arg("max_attempts", max_attempts, int),
-            breaker_threshold=_arg("breaker_threshold", breaker_threshold, int),
-            probe_interval_s=_arg("probe_interval_s", probe_interval_s, float),
-            backoff_base_s=_arg("backoff_base_s", backoff_base_s, float),
-            backoff_cap_s=_arg("backoff_cap_s", backoff_cap_s, float),
-        )
+        self.sampling_kwargs = sampling.kwargs()
+        self.pass_seed = sampling.pass_seed
+        opponents, resume_from = ours.get("opponents"), ours.get("resume_from")
         # Opponent cells fix the other seats in YAML: completion fn names, made in run().
         self.opponent_names = [str(n) for n in (opponents or [])]
         players = len(self.completion_fns) + len(self.opponent_names)
@@ -408,5 +342,4 @@ class EconArena(evals.Eval):
         evals.record.record_event("econarena_session", data)
 
 
-ECONARENA_ARGS = frozenset(inspect.signature(EconArena.__init__).parameters) - {"self", "args", "kwargs",
-                                                                                  "completion_fns"}
+ECONARENA_ARGS = config.ALL_ARGS

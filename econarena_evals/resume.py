@@ -347,7 +347,7 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
                 "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")
     prefix = "".join(f"{k}={shlex.quote(env[k])} " for k in HINT_ENV if env and env.get(k))
     note = "" if env is not None else "\n  (with the environment the run had, e.g. its OPENAI_BASE_URL)"
-    return "To resume it (finished sessions are kept, only the missing ones are played):\n  " \
+    return "To resume it (finished sessions and runs are kept; only what is missing is played):\n  " \
            + prefix + resume_command(command, log_path) + note
 
 
@@ -364,7 +364,10 @@ def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None) -> Non
     kept = "The finished sessions are" if finished is None else (
         f"{finished} finished session(s) are" if finished else "No session finished; the log is")
     message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ)
-    atexit.register(lambda: print("\n" + message, file=sys.stderr, flush=True))
+    if os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py"):
+        atexit.register(lambda: print("\n" + message, file=sys.stderr, flush=True))  # after any traceback
+    else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
+        print("\n" + message, file=sys.stderr, flush=True)
 
 
 def resume_path(arg: Optional[str]) -> Optional[str]:

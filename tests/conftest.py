@@ -44,9 +44,13 @@ def base_env(source: bool = True) -> dict[str, str]:
     return env
 
 
-def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300):
+ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.exit_status)
+
+
+def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300,
+            returncode: int = 0):
     proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == returncode, f"{' '.join(args)} exited {proc.returncode}\n{proc.stderr[-4000:]}"
     return proc
 
 

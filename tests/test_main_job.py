@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 import time
 from pathlib import Path
 
@@ -16,15 +17,15 @@ def test_main_job_reports_only_its_own_logs(tmp_path):
     venv = Path(sys.executable).parent.parent  # absolute, as a user may give it
     run_dir, report_dir = tmp_path / "run", tmp_path / "report"
     stop = threading.Event()
-    intruders: list[Path] = []
+
+    tag = f"econarena-intruder-{uuid.uuid4().hex}"
 
     def other_user():
         # another oaieval on the machine, writing to evals' default log folder meanwhile
         while not stop.is_set():
-            before = set(Path("/tmp/evallogs").rglob("*.jsonl")) if Path("/tmp/evallogs").exists() else set()
             subprocess.run([cli("oaieval"), "econarena/level1", "econarena.beauty_L", "--registry_path",
-                            str(REGISTRY), "--max_samples", "2"], env=base_env(), capture_output=True, timeout=120)
-            intruders.extend(set(Path("/tmp/evallogs").rglob("*.jsonl")) - before)
+                            str(REGISTRY), "--max_samples", "2", "--user", tag], env=base_env(),
+                           capture_output=True, timeout=120)
             time.sleep(0.5)
 
     thread = threading.Thread(target=other_user, daemon=True)
@@ -37,8 +38,10 @@ def test_main_job_reports_only_its_own_logs(tmp_path):
     finally:
         stop.set()
         thread.join(150)
-    found = list(intruders)
-    for path in found:  # the other process's logs were ours to make: leave /tmp/evallogs as it was
+    # the other process's logs (and only those: other programs may be writing there too) were ours
+    # to make: leave /tmp/evallogs as it was
+    found = [p for p in Path("/tmp/evallogs").rglob("*.jsonl") if tag in p.open(errors="replace").readline()]
+    for path in found:
         path.unlink(missing_ok=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert found, "the other process wrote no log while main.sh ran"
