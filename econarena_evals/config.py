@@ -4,7 +4,7 @@
 * the sampling (``Sampling`` below): what every request asks the model for;
 * the call policy (``calls.CallPolicy``): how calls are made; never part of a condition.
 
-``EconArena`` reads its args through ``from_args``, ``conditions`` knows the policy args from here,
+``EconArena`` reads its args through ``build``, ``conditions`` knows the policy args from here,
 and docs/configuration.md's table is checked against these dataclasses by a test.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from .calls import CallPolicy
+from .games import check_cell
 from .sessions import CellConfig
 
 
@@ -82,4 +83,5 @@ def build(group: str, args: Mapping[str, Any]) -> Any:
     given = {k: _value(k, v, kinds[k]) for k, v in args.items() if k in kinds}
     if group == "policy" and "max_concurrency" not in given and os.environ.get(ENV_MAX_CONCURRENCY):
         given["max_concurrency"] = _value(ENV_MAX_CONCURRENCY, os.environ[ENV_MAX_CONCURRENCY], "int")
-    return cls(**given)
+    built = cls(**given)
+    return check_cell(built) if group == "cell" else built

@@ -29,7 +29,8 @@ from .plan import estimate_cell
 from .progress import Progress
 from .prompts import prompt_text
 from .metrics import METRICS, final_report, session_metrics
-from .outcome import RunOutcome, outcome_from_event, run_event
+from .games import outcome_from_event, run_event, session_from_sample
+from .outcome import RunOutcome
 from .games import get as get_game
 from .prompts import PastRun
 from .sessions import Session, history_window, seat_players, unique_names, waves
@@ -123,7 +124,7 @@ class EconArena(evals.Eval):
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
-        sessions = [Session.from_sample(sample, self.cell) for sample in self.get_samples()]
+        sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
         flatten_usage_on_record(recorder)
         tag_seat_calls(recorder)
         if self.resume_from:  # refused here, before any call, if the log is another condition
@@ -195,7 +196,7 @@ class EconArena(evals.Eval):
         self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
 
     def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
-        session = sample if isinstance(sample, Session) else Session.from_sample(sample, self.cell)
+        session = sample if isinstance(sample, Session) else session_from_sample(sample, self.cell)
         if session.index in self.resumed:  # finished in the log resumed from: copy, do not play
             result = resume.rerecord(self.resumed[session.index])
             resume.durable()

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from .sessions import CellConfig, draw_session
+from .games import check_cell, draw_session
+from .sessions import CellConfig
 
 SEED = 1735  # arXiv:2401.01735
 SESSIONS = {"dev": 20, "test": 100}
@@ -63,7 +64,7 @@ def samples_files(registry: Path) -> dict[str, tuple[str, dict]]:
 
 
 def render(path: str, split: str, args: dict) -> str:
-    config = CellConfig.from_args(args)
+    config = check_cell(CellConfig.from_args(args))
     name = Path(path).name[: -len(f"_{split}.jsonl")]
     rng = random.Random(f"{SEED}:{name}:{split}")
     lines = [json.dumps(draw_session(rng, i, config).to_sample()) for i in range(SESSIONS[split])]

@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .games import get as get_game
+from .games import outcome_from_event
 from .outcome import RunOutcome, SeatOutcome
 
 # Reported figures are rounded to 12 decimals: float noise (4.2 / 5 == 0.8400000000000001) would
@@ -101,7 +102,6 @@ def rescore_events(
     sessions that may have no run in the log at all (they errored before their first run ended).
     Returns the per-session metrics (None for an unfinished session) and the final report.
     """
-    from .outcome import outcome_from_event  # local: keeps this module's public surface small
 
     by_session: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
     for ev in run_events:

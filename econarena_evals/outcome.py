@@ -65,29 +65,3 @@ def finite_or_none(x: Optional[float]) -> Optional[float]:
     if x is None or not math.isfinite(x):
         return None
     return float(x)
-
-
-def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: int, history_runs: int,
-              game_params: dict[str, Any]) -> dict[str, Any]:
-    """The ``econarena_run`` event (contract §8). ``game_params``: the game's ``event_params``."""
-    from .games import get  # local: the game modules import this one
-
-    return {
-        "cell": cell,
-        "session": session,
-        "run": run,
-        "runs": runs,
-        "game": outcome.game,
-        **game_params,
-        "history_runs": history_runs,
-        "winners": list(outcome.winners),
-        "seats": [s.to_dict() for s in outcome.seats],
-        **get(outcome.game).event_result(outcome),
-    }
-
-
-def outcome_from_event(event: dict[str, Any]) -> RunOutcome:
-    """Inverse of ``run_event``: the scored run as the log holds it."""
-    from .games import get
-
-    return get(event["game"]).outcome_from_event(event)

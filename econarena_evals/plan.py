@@ -22,6 +22,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import yaml
 
+from .evalset import members
+from .games import check_cell, session_from_sample
 from .games import get as get_game
 from .prompts import PastRun, prompt_text
 from .sessions import CellConfig, Session, history_window
@@ -153,17 +155,15 @@ CELL_FIELDS = set(CellConfig.__dataclass_fields__)
 def estimate_eval(name: str, model: Optional[str], max_samples: Optional[int] = None,
                   max_tokens: Optional[int] = None) -> tuple[str, Estimate]:
     full, args, data = eval_args(name)
-    cell = CellConfig(**{k: v for k, v in args.items() if k in CELL_FIELDS})
+    cell = check_cell(CellConfig(**{k: v for k, v in args.items() if k in CELL_FIELDS}))
     lines = (data / args["samples_jsonl"]).read_text(encoding="utf-8").splitlines()
     samples = [json.loads(line) for line in lines if line.strip()][: max_samples or None]
-    sessions = [Session.from_sample(s, cell) for s in samples]
+    sessions = [session_from_sample(s, cell) for s in samples]
     reserve = int(max_tokens if max_tokens is not None else args.get("max_tokens") or 0)
     return full, estimate_cell(cell, sessions, model, reserve)
 
 
 def evals_of(name: str) -> list[str]:
-    from .evalset import members
-
     try:
         return members(name)
     except KeyError:

@@ -21,7 +21,8 @@ from evals.record import record_sampling
 
 from .games import Game
 from .games import get as get_game
-from .prompts import PromptFacts, prompt_text, read_prompt
+from .games import read_prompt
+from .prompts import PromptFacts, prompt_text
 
 
 class PlayerResult(CompletionResult):

@@ -6,8 +6,8 @@ own number, the range or its assets and private value, and asks for the JSON ans
 package asks for (understanding, choice, reason). Each game's own template and history renderer
 live in its module under ``games/``; history shows parsed numbers only, never another seat's text.
 
-``read_prompt`` is the inverse used by the built-in players: they read the same text a model
-reads, and each game recognises its own template (``Game.read_prompt``).
+``games.read_prompt`` is the inverse, for the built-in players and your own: each game recognises
+its own template (``Game.read_prompt``) and returns the ``PromptFacts`` defined here.
 """
 from __future__ import annotations
 
@@ -110,16 +110,3 @@ def seat_and_run(text: str) -> tuple[int, int, int]:
     if seat is None or run is None:
         raise ValueError("not an EconArena prompt: no seat or run line")
     return int(seat.group(1)), int(run.group(1)), int(run.group(2))
-
-
-def read_prompt(prompt: Union[str, Sequence[Any]]) -> PromptFacts:
-    """The game facts stated in a prompt made by one of the games. Raises ValueError on any other text."""
-    from .games import GAMES  # local: the games import this module
-
-    text = prompt_text(prompt)
-    seat_and_run(text)
-    for game in GAMES.values():
-        facts = game.read_prompt(text)
-        if facts is not None:
-            return facts
-    raise ValueError("not an EconArena prompt: no game recognises it")

@@ -30,7 +30,7 @@ from .references import load_references
 from .games import get as get_game
 from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
-from .outcome import outcome_from_event
+from .games import outcome_from_event
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
 
 BOOTSTRAP_RESAMPLES = 2000

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .conditions import condition_of, differences
+from .games import read_prompt
 from .metrics import METRICS
 
 RESUME_ENV = "ECONARENA_RESUME"
@@ -213,8 +214,6 @@ def _seat_call_run(data: Mapping[str, Any]) -> Optional[int]:
     tag = data.get("econarena")
     if isinstance(tag, Mapping) and isinstance(tag.get("run"), int):
         return int(tag["run"])
-    from .prompts import read_prompt
-
     try:
         return read_prompt(data.get("prompt") or "").run - 1
     except ValueError:

@@ -9,18 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
-
-if TYPE_CHECKING:
-    from .games import Game
-
-
-def _game(name: str) -> "Game":
-    """The game module named by a cell (``games.GAMES``)."""
-    from .games import get  # local: the game modules import this one
-
-    return get(name)
-
+from typing import Any, Mapping, Optional, Sequence
 
 MIN_SEATS, MAX_SEATS = 2, 10
 
@@ -46,11 +35,8 @@ class CellConfig:
     fee: float = 10.0
 
     def __post_init__(self) -> None:
+        # the game's own checks are the game's (games.check_cell); these hold for every game
         problems = []
-        try:
-            problems += _game(self.game).cell_problems(self)
-        except ValueError as exc:
-            problems.append(str(exc))
         if self.runs < 1:
             problems.append(f"runs must be >= 1, got {self.runs}")
         if not MIN_SEATS <= self.seats <= MAX_SEATS:
@@ -78,17 +64,6 @@ class Session:
             return {"session": self.index, "values": [list(v) for v in self.values]}
         return {"session": self.index, "c_bar": self.c_bar}
 
-    @classmethod
-    def from_sample(cls, sample: Mapping[str, Any], cell: CellConfig) -> "Session":
-        """Read one samples-file line, checking it against the cell's parameters."""
-        if "session" not in sample:
-            raise ValueError(f"sample has no 'session' field: {dict(sample)}")
-        return _game(cell.game).session_from_sample(sample, int(sample["session"]), cell)
-
-
-def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
-    """One session of the cell's game, as the samples file holds it."""
-    return _game(cell.game).draw_session(rng, index, cell)
 
 
 def seat_players(n_players: int, n_seats: int, session: int) -> list[int]:

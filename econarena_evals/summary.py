@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .logs import EvalLog
+from .logs import EvalLog, find_logs
 from .metrics import METRICS, rescore_events
 from .resume import hint
 from .selection import Chosen, select
@@ -93,7 +93,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     opts = parser.parse_args(argv)
     paths = list(opts.paths)
     if opts.since is not None:
-        from .logs import find_logs
 
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     chosen, notes = select(paths)

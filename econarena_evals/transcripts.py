@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from .games import get as get_game
-from .prompts import read_prompt
+from .games import read_prompt
 
 # recorded on each sampling event by the eval: which seat call it was (see eval.py)
 SEAT_TAG = "econarena"

@@ -48,9 +48,10 @@ ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.exi
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300,
-            returncode: int = 0):
+            returncode: "int | tuple[int, ...]" = 0):
     proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == returncode, f"{' '.join(args)} exited {proc.returncode}\n{proc.stderr[-4000:]}"
+    allowed = returncode if isinstance(returncode, tuple) else (returncode,)
+    assert proc.returncode in allowed, f"{' '.join(args)} exited {proc.returncode}\n{proc.stderr[-4000:]}"
     return proc
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from econarena_evals.prompts import read_prompt
+from econarena_evals.games import read_prompt
 
 
 def scripted(text: str) -> str:

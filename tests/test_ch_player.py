@@ -18,7 +18,8 @@ from econarena_evals.games import GAMES
 from econarena_evals.games import beauty
 from econarena_evals.logs import read_log
 from econarena_evals.players import CognitiveHierarchyPlayer
-from econarena_evals.prompts import PastRun, prompt_text, read_prompt
+from econarena_evals.games import read_prompt
+from econarena_evals.prompts import PastRun, prompt_text
 from econarena_evals.utils import parse_choice
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.conditions import condition_of, differences
 from econarena_evals.logs import read_log
@@ -103,7 +103,7 @@ def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one
         env = base_env() | {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-local"}
         run_cli([cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
                  "--record_path", str(logs / f"{name}.jsonl"), "--max_samples", "2", "--extra_eval_params",
-                 "backoff_base_s=0.01,backoff_cap_s=0.02"], env)
+                 "backoff_base_s=0.01,backoff_cap_s=0.02"], env, returncode=ERRORED if name == "dead" else 0)
     assert read_log(logs / "dead.jsonl").final_report["errored_sessions"] == 2
     out = tmp_path / "report"
     run_cli([cli("econarena-report"), str(logs), "--out", str(out)], base_env())

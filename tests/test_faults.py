@@ -9,7 +9,7 @@ import socket
 import time
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 from openai_server import Faults, OpenAIServer
 from policies import scripted
 
@@ -35,7 +35,8 @@ def closed_port() -> int:
 
 def oaieval(fn: str, cell: str, env: dict, log, samples: int, params: str, timeout: float = 240):
     run_cli([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY), "--record_path", str(log),
-             "--max_samples", str(samples), "--extra_eval_params", params], env, timeout=timeout)
+             "--max_samples", str(samples), "--extra_eval_params", params], env, timeout=timeout,
+            returncode=(0, ERRORED))  # whether a fault errors a session is the test's to check
     return read_log(log)
 
 
@@ -76,7 +77,7 @@ def full_cell(fn: str, eval_name: str, base_url: str, log, params: str = "call_t
     env = base_env() | {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-local"}
     # the subprocess timeout is the liveness check: a hang fails the test instead of stalling it
     proc = run_cli([cli("oaieval"), fn, eval_name, "--registry_path", str(REGISTRY), "--record_path", str(log),
-                    "--extra_eval_params", params], env, timeout=120)
+                    "--extra_eval_params", params], env, timeout=120, returncode=ERRORED)
     return read_log(log), proc
 
 
@@ -134,7 +135,7 @@ def test_a_completion_fn_that_rejects_keywords_says_so(tmp_path):
     env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
     log = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), "narrow", "econarena.beauty_L", "--registry_path", str(registry),
-             "--record_path", str(log), "--max_samples", "2"], env, timeout=120)
+             "--record_path", str(log), "--max_samples", "2"], env, timeout=120, returncode=ERRORED)
     errors = [s["error"] for s in read_log(log).sessions]
     assert len(errors) == 2 and all("unexpected keyword argument" in e and "**kwargs" in e for e in errors), errors
     assert not any("taken for down" in e for e in errors)

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from econarena_evals.games import GAMES, MEMBERS
 from econarena_evals.games import first_price as fp
 from econarena_evals.metrics import METRICS, distance_to_ne, rescore_events, session_metrics
-from econarena_evals.outcome import outcome_from_event, run_event
-from econarena_evals.prompts import fmt, prompt_text, read_prompt
+from econarena_evals.games import outcome_from_event, run_event
+from econarena_evals.games import read_prompt
+from econarena_evals.prompts import fmt, prompt_text
+from econarena_evals.games import session_from_sample
 from econarena_evals.sessions import CellConfig, Session
 
 NAMES = sorted(GAMES)
@@ -35,7 +37,7 @@ def first_cell(name: str) -> tuple[CellConfig, tuple[Session, ...]]:
         if args and args.get("game") == name and key.endswith(".dev.v0") and not args.get("opponents"):
             cell = CellConfig.from_args(args)
             lines = (REGISTRY / "data" / args["samples_jsonl"]).read_text().splitlines()
-            return cell, tuple(Session.from_sample(json.loads(line), cell) for line in lines)
+            return cell, tuple(session_from_sample(json.loads(line), cell) for line in lines)
     raise AssertionError(f"game {name} has no dev cell in the registry")
 
 

@@ -7,7 +7,8 @@ from evals.record import DummyRecorder
 from econarena_evals.players import NashPlayer, RandomPlayer
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
-from econarena_evals.prompts import PastRun, read_prompt
+from econarena_evals.games import read_prompt
+from econarena_evals.prompts import PastRun
 from econarena_evals.utils import parse_choice
 
 

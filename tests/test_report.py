@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import read_log
 
@@ -28,7 +28,7 @@ def logs(tmp_path_factory) -> Path:
              str(REGISTRY), "--record_path", str(d / "arena.jsonl"), "--max_samples", "5"], env)
     # every session errors: evals' gpt-4 fn with no API key
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored.jsonl"), "--max_samples", "2"], env)
+             "--record_path", str(d / "errored.jsonl"), "--max_samples", "2"], env, returncode=ERRORED)
     # a run cut short: a log up to its third finished session, with no final report
     full = d / "level2_full.jsonl"
     run_cli([cli("oaieval"), "econarena/level2", "econarena.beauty_hist", "--registry_path", str(REGISTRY),

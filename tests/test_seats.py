@@ -8,6 +8,7 @@ import pytest
 from conftest import REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import read_log
+from econarena_evals.games import session_from_sample
 from econarena_evals.sessions import CellConfig, Session
 
 
@@ -46,8 +47,8 @@ def test_unsupported_table_sizes_are_refused_before_any_call(cell, seats, tmp_pa
 def test_extra_seats_get_reproducible_values_and_fewer_seats_the_first_ones():
     line = json.loads((REGISTRY / "data/econarena/auction_L_dev.jsonl").read_text().splitlines()[0])
     seven = CellConfig(game="auction", seats=7)
-    a, b = Session.from_sample(line, seven), Session.from_sample(line, seven)
+    a, b = session_from_sample(line, seven), session_from_sample(line, seven)
     assert a == b and all(len(run) == 7 for run in a.values)
     assert [list(run[:5]) for run in a.values] == line["values"][:10]
-    three = Session.from_sample(line, CellConfig(game="auction", seats=3))
+    three = session_from_sample(line, CellConfig(game="auction", seats=3))
     assert [list(run) for run in three.values] == [r[:3] for r in line["values"][:10]]

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.sessions import CellConfig, Session, draw_session, seat_players, unique_names, waves
+from econarena_evals.games import check_cell, draw_session, session_from_sample
+from econarena_evals.sessions import CellConfig, Session, seat_players, unique_names, waves
 from conftest import REGISTRY, ROOT
 
 
@@ -45,16 +46,16 @@ def test_auction_values_follow_the_reconstructed_distribution():
 
 def test_samples_are_checked_against_the_cell():
     cell = CellConfig(game="beauty", c_bar_min=10, c_bar_max=100)
-    assert Session.from_sample({"session": 1, "c_bar": 50}, cell).c_bar == 50
+    assert session_from_sample({"session": 1, "c_bar": 50}, cell).c_bar == 50
     with pytest.raises(ValueError, match="regenerate"):
-        Session.from_sample({"session": 1, "c_bar": 100}, cell)
+        session_from_sample({"session": 1, "c_bar": 100}, cell)
     with pytest.raises(ValueError, match="values"):
-        Session.from_sample({"session": 1, "values": [[1] * 5] * 3}, CellConfig(game="auction"))
+        session_from_sample({"session": 1, "values": [[1] * 5] * 3}, CellConfig(game="auction"))
 
 
 def test_invalid_cell_parameters_are_named():
     with pytest.raises(ValueError, match="fee"):
-        CellConfig(game="auction", fee=500)
+        check_cell(CellConfig(game="auction", fee=500))
 
 
 def test_shipped_samples_are_what_the_generator_makes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def logs(tmp_path_factory):
              "temperature=0"], env)
     # every session errors: evals' gpt-4 fn with no API key
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], env)
+             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], env, returncode=ERRORED)
     return d
 
 

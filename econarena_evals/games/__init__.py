@@ -8,14 +8,20 @@ list it in ``GAMES``, and give it registry YAML and samples (docs/architecture.m
 """
 from __future__ import annotations
 
+import random
 from types import ModuleType
+from typing import Any, Mapping, Sequence, Union
 
+from ..outcome import RunOutcome
+from ..prompts import PromptFacts, prompt_text, seat_and_run
+from ..sessions import CellConfig, Session
 from . import beauty, first_price, second_price
 from .protocol import MEMBERS, Game, ReportLabels
 
 GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
-__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get"]
+__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "read_prompt", "check_cell", "session_from_sample",
+           "draw_session", "run_event", "outcome_from_event"]
 
 
 def get(name: str) -> Game:
@@ -24,3 +30,60 @@ def get(name: str) -> Game:
         return GAMES[name]  # type: ignore[return-value]
     except KeyError:
         raise ValueError(f"game must be one of {tuple(GAMES)}, got {name!r}") from None
+
+
+# ---- everything that is looked up by a game's name: here, above the data modules and the games ----
+
+def check_cell(cell: CellConfig) -> CellConfig:
+    """The cell, if its game accepts its parameters; ValueError naming every problem otherwise."""
+    problems = get(cell.game).cell_problems(cell)
+    if problems:
+        raise ValueError("invalid cell parameters: " + "; ".join(problems))
+    return cell
+
+
+def session_from_sample(sample: Mapping[str, Any], cell: CellConfig) -> Session:
+    """Read one samples-file line, checking it against the cell's parameters."""
+    if "session" not in sample:
+        raise ValueError(f"sample has no 'session' field: {dict(sample)}")
+    return get(cell.game).session_from_sample(sample, int(sample["session"]), cell)
+
+
+def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
+    """One session of the cell's game, as the samples file holds it."""
+    return get(cell.game).draw_session(rng, index, cell)
+
+
+def read_prompt(prompt: Union[str, Sequence[Any]]) -> PromptFacts:
+    """The game facts a seat's prompt states: which game, the seat, the run, the range or the seat's
+    value and assets, and the history shown (``prompts.PromptFacts``). The documented way for a
+    completion fn of your own to read the game; ValueError for any other text."""
+    text = prompt_text(prompt)
+    seat_and_run(text)
+    for game in GAMES.values():
+        facts = game.read_prompt(text)
+        if facts is not None:
+            return facts
+    raise ValueError("not an EconArena prompt: no game recognises it")
+
+
+def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: int, history_runs: int,
+              game_params: dict[str, Any]) -> dict[str, Any]:
+    """The ``econarena_run`` event (contract §8). ``game_params``: the game's ``event_params``."""
+    return {
+        "cell": cell,
+        "session": session,
+        "run": run,
+        "runs": runs,
+        "game": outcome.game,
+        **game_params,
+        "history_runs": history_runs,
+        "winners": list(outcome.winners),
+        "seats": [s.to_dict() for s in outcome.seats],
+        **get(outcome.game).event_result(outcome),
+    }
+
+
+def outcome_from_event(event: Mapping[str, Any]) -> RunOutcome:
+    """Inverse of ``run_event``: the scored run as the log holds it."""
+    return get(str(event["game"])).outcome_from_event(event)

@@ -15,7 +15,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from .. import depth
 from ..outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..prompts import NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
+from ..references import GAMA_LABEL, load_references
 from ..sessions import CellConfig, Session
+from .protocol import Reference
 
 Bids = Sequence[tuple[int, float]]  # (seat, amount) of the valid bidders
 
@@ -288,9 +290,6 @@ def bid_diagnostics(runs: Sequence[Mapping[str, Any]], player: str) -> dict[str,
 
 def bid_references(plot: str, models: Sequence[str], key: str, figure: str, what: str) -> list[Any]:
     """Marks on the first-run plot at the published mean bid / value of each model (GAMA-Bench)."""
-    from ..references import GAMA_LABEL, load_references
-    from .protocol import Reference
-
     if plot != "first_run":
         return []
     table = load_references()["gama_bench"]["auction_bid_value"]["models"]

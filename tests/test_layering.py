@@ -1,0 +1,91 @@
+"""The package's modules import each other without cycles, and none imports another of its own
+modules inside a function (the usual way to hide a cycle)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "econarena_evals"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def resolve(module: str, node: ast.ImportFrom, is_package: bool) -> list[str]:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if node.level:
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not target.startswith("econarena_evals"):
+        return []
+    names = [f"{target}.{a.name}" for a in node.names]
+    return names + [target]
+
+
+def graph() -> tuple[dict[str, set[str]], list[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    local: list[str] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = set(map(id, tree.body))
+        type_checking = {id(n) for node in tree.body if isinstance(node, ast.If)
+                         and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                targets = [t for t in resolve(name, node, path.name == "__init__.py") if t in modules]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name in modules]
+            else:
+                continue
+            if not targets or id(node) in type_checking:
+                continue
+            if id(node) not in top:
+                local.append(f"{name}:{node.lineno} imports {', '.join(targets)}")
+            edges[name].update(t for t in targets if t != name)
+    return edges, local
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    found, state, stack = [], {}, []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == 1:
+                found.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+    return found
+
+
+def test_no_import_cycles_between_the_package_s_modules():
+    edges, _ = graph()
+    # a package's __init__ re-exporting its modules is not a cycle of the modules themselves
+    for m in edges:
+        edges[m] = {n for n in edges[m] if not (m.startswith(n + ".") and n + ".__init__" not in edges)}
+    assert cycles(edges) == []
+
+
+def test_no_function_local_imports_of_the_package_s_own_modules():
+    _, local = graph()
+    assert local == []
+
+
+def test_the_data_modules_import_nothing_from_the_games():
+    edges, _ = graph()
+    for data in ("econarena_evals.sessions", "econarena_evals.outcome", "econarena_evals.prompts"):
+        assert not any(t.startswith("econarena_evals.games") for t in edges[data]), data
