@@ -6,7 +6,7 @@ Plays econarena/ch-0.5, ch-1.5 and ch-3 (the cognitive-hierarchy player, σ = 0.
 the 100 sessions of econarena.beauty_L.test.v0 through the real ``oaieval`` (no API key: built-in
 players), and fits τ to each log's valid first-run choices / c_bar (500 choices, n = 5, p = 2/3)
 with depth.fit_with_interval: the ML estimate and a 95 % percentile bootstrap interval over the
-100 sessions. Target (issue 11): every estimate within ±0.3 of the true τ, every interval covering it.
+100 sessions. Target: every estimate within ±0.3 of the true τ, every interval covering it.
 
 The same fit for the other reference players (econarena/human, level1..3, nash, random) on the same
 cell, and, from bench/gama_depth.py, the GAMA-Bench language models (binned fit of their published

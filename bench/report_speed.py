@@ -5,7 +5,7 @@
 Makes (once, into --logs, default /tmp/econarena-report-bench) the logs of 8 reference players in
 every cell of ``econarena-full`` (dev split) with the real ``oaieval``, then runs the real
 ``econarena-report`` on all of them and prints the wall time, the peak memory (max RSS), the
-number of logs, paired comparisons, floors and depth fits. Target (issue 11): under 30 s and
+number of logs, paired comparisons, floors and depth fits. Target: under 30 s and
 500 MB with comparisons for all 28 pairs of players.
 """
 from __future__ import annotations

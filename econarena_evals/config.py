@@ -22,7 +22,7 @@ from .sessions import CellConfig
 
 @dataclass(frozen=True)
 class Sampling:
-    # the reconstruction of the verifiers environment this benchmark follows (the paper states neither)
+    # reconstructed: the paper states neither (contract §7b)
     temperature: Optional[float] = 0.7
     max_tokens: Optional[int] = 1024
     pass_seed: bool = True  # a seed per (session, run, seat) on every call, for servers that honour one

@@ -1,4 +1,4 @@
-"""Durable sessions and resuming a stopped run (issue 13).
+"""Durable sessions and resuming a stopped run.
 
 A finished session is only worth keeping if it is on disk: evals' recorder buffers events and
 writes them every 100 events and 10 s, so a ``kill -9`` loses finished sessions. ``durable()``

@@ -2,7 +2,8 @@
 
 ``oaieval`` sums every ``sampling`` event's ``usage`` after the eval and crashes, writing no final
 report, when a usage holds nested objects (``completion_tokens_details`` from today's APIs) or when
-two events carry different keys (upstream issues 1556, 1582). We flatten each usage as it is
+two events carry different keys (https://github.com/openai/evals/issues/1556,
+https://github.com/openai/evals/issues/1582). We flatten each usage as it is
 recorded (``completion_tokens_details.reasoning_tokens`` -> ``completion_tokens_details_reasoning_tokens``)
 and, before the report, give every usage the same keys, missing ones as 0.
 """

@@ -3,7 +3,7 @@ Azure OpenAI, replies cut off at the token limit, the plan line and the exit sta
 
 The server limits requests and tokens the way the OpenAI API does (``openai_server.RateLimiter``:
 continuously refilled buckets of one second, refused requests counted, the API's 429 body and
-headers). bench/rate_limits.py runs the same at the sizes in the README.
+headers). bench/rate_limits.py runs the same scenarios at larger sizes (docs/benchmarks.md).
 """
 from __future__ import annotations
 
