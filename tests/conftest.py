@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -22,6 +23,27 @@ from openai_server import OpenAIServer  # noqa: E402
 from policies import scripted  # noqa: E402
 
 CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
+
+# What a test (or a fixture it uses) does when it starts a process or a server: such a test is
+# marked e2e, so `python -m pytest -m "not e2e"` is the fast inner loop.
+_STARTS_PROCESSES = ("cli(", "subprocess", "OpenAIServer(", "run_cli(", "oaieval(", "oaievalset_logs(", "Popen(",
+                     "limited(")
+
+
+def _starts_processes(func) -> bool:
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return False
+    return any(mark in source for mark in _STARTS_PROCESSES)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        funcs = [getattr(item, "function", None)] + [
+            d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+        if any(_starts_processes(f) for f in funcs if f is not None):
+            item.add_marker(pytest.mark.e2e)
 
 
 def cli(name: str) -> str:
