@@ -42,7 +42,9 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
         client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
         raw = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
         result = result_cls(raw_data=raw, prompt=formatted)
-        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage)
+        differs = {"requested_model": fn.model} if raw.model and raw.model != fn.model else {}
+        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
+                        **differs)
         return result
 
     return call
