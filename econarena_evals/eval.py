@@ -22,6 +22,7 @@ from evals.record import RecorderBase
 from . import resume
 from .calls import CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import single_try
+from .fnsettings import players_settings, record_players
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
 from .games import get as get_game
@@ -153,6 +154,7 @@ class EconArena(evals.Eval):
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
+        record_players(recorder, self.players_settings)
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
         sessions = [Session.from_sample(sample, self.cell) for sample in self.get_samples()]
@@ -191,9 +193,13 @@ class EconArena(evals.Eval):
         if len(cli_names) != len(self.completion_fns):
             cli_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
         distinct_opponents = list(dict.fromkeys(self.opponent_names))
-        names = unique_names(cli_names + distinct_opponents)
-        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
         opponent_fns = {n: self.registry.make_completion_fn(n) for n in distinct_opponents}
+        # A player is the model that played (econarena/chat --completion_args model=X is
+        # econarena/chat:X), described once for the econarena_players event.
+        self.players_settings = players_settings(cli_names, self.completion_fns, distinct_opponents,
+                                                 [opponent_fns[n] for n in distinct_opponents])
+        names = [entry["name"] for entry in self.players_settings]
+        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
         self.roster = list(zip(names[: len(cli_names)], self.completion_fns)) + [
             (opponent_key[n], opponent_fns[n]) for n in self.opponent_names]
         self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
