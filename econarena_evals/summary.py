@@ -69,11 +69,11 @@ def table(chosen: list[Chosen]) -> str:
     rows = [header]
     for c in chosen:
         report = figures(c.log)
-        for i, player in enumerate(c.players):
+        for i, (player, row_label) in enumerate(zip(c.players, c.labels)):
             keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
             if i > 0 and report.get(keys[0]) is None:
                 continue  # a player that sat nowhere in a finished session
-            rows.append([player, c.column] + [_fmt(report.get(k)) for k in keys]
+            rows.append([row_label, c.column] + [_fmt(report.get(k)) for k in keys]
                         + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
                            "finished" if c.finished else "PARTIAL"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -107,7 +107,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:
-        print(f"\n!! {c.log.players[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
+        print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
         if not c.finished or c.errored:
             print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
     if problems and opts.strict:
