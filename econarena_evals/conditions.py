@@ -136,10 +136,11 @@ def completion_notes(cond: Condition) -> str:
     """'max_tokens=5, temperature=0': the completion args that make the condition. In an arena
     whose players were told different things, each player's are named."""
     per_player = [", ".join(f"{k}={show(v)}" for k, v in args) for args in cond.completion_args]
-    if not any(per_player):
+    told = {text for text in per_player if text}
+    if not told:
         return ""
-    if len(set(per_player)) == 1:
-        return per_player[0]
+    if len(told) == 1:  # evals gives every fn of a command the same args; built-in players send none
+        return told.pop()
     return "; ".join(f"{p}: {text}" for p, text in zip(cond.players, per_player) if text)
 
 

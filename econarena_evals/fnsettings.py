@@ -123,11 +123,12 @@ def endpoint_label(base_url: Any) -> Optional[str]:
 
 
 def show_value(value: Any) -> str:
+    """One spelling per value, as in column names: ``2``, ``2.0`` and ``"2"`` all show as 2."""
+    from .conditions import normalize, show
+
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return show(normalize(value))
 
 
 def player_name(cli_name: str, cls: Optional[str], model: Optional[str], given: Mapping[str, Any]) -> str:
@@ -259,6 +260,8 @@ def from_spec(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         cls = registry_class(cli_name)
         if cli_name.startswith(CHAT_NAME + ":"):
             model: Optional[str] = cli_name.split(":", 1)[1]
+        elif cls and cls.startswith(BUILTIN_MODULE):
+            model = None
         else:
             model = str(given["model"]) if given.get("model") else None
         base_url = given.get("api_base") or given.get("base_url")

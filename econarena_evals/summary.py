@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from .fnsettings import FALLBACK_NOTE
 from .logs import EvalLog
 from .metrics import METRICS, rescore_events
 from .resume import hint
@@ -100,6 +101,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for n in notes:
         if n["status"] in ("skipped", "superseded"):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
+        elif FALLBACK_NOTE in (n["why"] or ""):
+            print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
     if not chosen:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
