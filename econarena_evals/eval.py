@@ -23,6 +23,7 @@ from . import resume
 from .calls import CallPolicy, call_all, resolve_max_concurrency
 from .endpoints import single_try
 from .fnsettings import players_settings, record_players
+from .redact import redact_text
 from .metrics import METRICS, final_report, session_metrics
 from .outcome import RunOutcome, run_event
 from .games import get as get_game
@@ -315,7 +316,8 @@ class EconArena(evals.Eval):
             for metric in METRICS:
                 data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
         data["errored"] = state.error is not None
-        if state.error is not None:
+        if state.error is not None:  # an endpoint's error message may quote a key: mask it
+            state.error = redact_text(state.error)
             self._errors.append((state.session.index, state.error))
         data["error"] = state.error
         evals.record.record_event("econarena_session", data)
