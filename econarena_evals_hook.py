@@ -17,7 +17,11 @@ is first imported, we
 * look up ``econarena/...`` completion fns in the registry before asking the endpoint's model
   list, so the offline players never wait on a network;
 * read ``econarena/chat:MODEL`` as ``econarena/chat`` with ``model=MODEL``, so each player of an
-  arena can be a different chat model (``--completion_args`` would give them all the same one).
+  arena can be a different chat model (``--completion_args`` would give them all the same one);
+* decode completion args whose value is JSON (``response_format={"type":"json_object"}``, or
+  ``@file.json``) into objects, note on each fn what the command line told it (for the eval's
+  ``econarena_players`` event), and mask secret completion args in ``sys.argv`` before ``oaieval``
+  copies the command line into the log's run spec.
 
 A failure here never breaks start-up or the import of evals: it is logged at debug level and kept
 in ``ERRORS``, which ``python -m econarena_evals.doctor`` lists. This is a top-level module, not
@@ -154,19 +158,57 @@ def patch(module):
         return load(self, dedupe_roots(registry_paths, ours), resource_type)
 
     def make_completion_fn(self, name, **kwargs):
+        given = _completion_args(kwargs)
+        kwargs = dict(given)
         if name.startswith(CHAT_PREFIX) and CHAT_NAME in self._completion_fns:
             kwargs = {**kwargs, "model": name[len(CHAT_PREFIX):]}
             name = CHAT_NAME
         if name.startswith("econarena/") and name in self._completion_fns:
             spec = self.get_completion_fn(name)
             args = {**(spec.args or {}), **kwargs, "registry": self}
-            return module.make_object(spec.cls)(**args)
-        return make(self, name, **kwargs)
+            fn = module.make_object(spec.cls)(**args)
+        else:
+            fn = make(self, name, **kwargs)
+        try:  # what the command line told this fn, for the eval's econarena_players event
+            fn.econarena_completion_args = given
+        except Exception:  # noqa: BLE001 - a fn that takes no attributes is described without them
+            pass
+        return fn
 
     registry_cls._load_registry = _load_registry
     registry_cls.make_completion_fn = make_completion_fn
     registry_cls._econarena_patched = True
     STATE["patched"] = True
+
+
+def _completion_args(kwargs):
+    """Completion args as they reach a completion fn: JSON objects and arrays (inline, or
+    ``@file.json``) decoded; and any secret among them masked in ``sys.argv`` at once, because
+    ``oaieval`` writes ``sys.argv`` into the log's run spec right after making the completion fns."""
+    if not kwargs:
+        return {}
+    try:
+        from econarena_evals import fnsettings
+    except Exception as exc:  # noqa: BLE001 - an unimportable package: pass the args on unchanged
+        _note("decoding completion args", exc)
+        return dict(kwargs)
+    try:
+        redact_argv(sys.argv)
+    except Exception as exc:  # noqa: BLE001
+        _note("masking secrets in sys.argv", exc)
+    return fnsettings.decode_args(kwargs)  # a bad @file.json is the user's error: let it show
+
+
+def redact_argv(argv):
+    """Mask, in place, the value of every secret-looking name in ``--completion_args`` and
+    ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``) and any secret-looking
+    word. The arguments were parsed already; only what is written down afterwards changes."""
+    from econarena_evals.redact import redact_text
+
+    for i, word in enumerate(argv):
+        masked = redact_text(word)
+        if masked != word:
+            argv[i] = masked
 
 
 def is_installed_evals(origin):

@@ -7,9 +7,12 @@ one thread-safe client per (base URL, key, timeout) per process, records flat us
 reasoning models: no ``temperature`` where the model refuses one, ``max_completion_tokens``
 instead of ``max_tokens``, and an optional ``reasoning_effort``.
 
-Configure with ``--completion_args model=NAME[,api_base=URL][,api_key=KEY][,reasoning_effort=low]``
-or the environment (``ECONARENA_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); or name the
-model in the completion fn itself: ``econarena/chat:NAME`` (see ``econarena_evals_hook``).
+Configure with ``--completion_args model=NAME[,api_base=URL][,reasoning_effort=low]`` or the
+environment (``ECONARENA_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); or name the
+model in the completion fn itself: ``econarena/chat:NAME`` (see ``econarena_evals_hook``). Any
+other completion arg goes into the request body as it is; a JSON object or array given as a string
+(``response_format={"type":"json_object"}``, or ``@file.json``) is sent as that object, and
+``extra_headers`` as HTTP headers (docs/configuration.md, "Completion args").
 """
 from __future__ import annotations
 
@@ -115,6 +118,7 @@ class ChatCompletionFn(CompletionFn):
         if self.api_key is None and self.api_base is not None:
             self.api_key = "no-key"  # local servers accept anything; the openai client insists on a value
         forced = _flag(reasoning)
+        self.reasoning_forced = forced  # None: told by the model's name
         self.reasoning = bool(REASONING_MODEL.match(self.model)) if forced is None else forced
         if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
             raise ValueError(f"reasoning_effort must be one of {sorted(REASONING_EFFORTS)}, got {reasoning_effort!r}")
@@ -126,6 +130,14 @@ class ChatCompletionFn(CompletionFn):
         self.request_timeout_s = float(request_timeout_s)
         # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
         self.max_retries = int(max_retries)
+        # Values from the command line arrive as strings: JSON objects and arrays become objects.
+        from .fnsettings import decode_args
+
+        extra_options = decode_args(extra_options)
+        headers = extra_options.pop("extra_headers", None) or {}
+        if not isinstance(headers, dict):
+            raise ValueError(f"extra_headers must be a JSON object of header names and values, got {headers!r}")
+        self.extra_headers = {str(k): str(v) for k, v in headers.items()}
         self.extra_options = extra_options
 
     def request(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
@@ -163,8 +175,9 @@ class ChatCompletionFn(CompletionFn):
         import openai
 
         body = self.request(messages, **kwargs)
+        headers = {"extra_headers": self.extra_headers} if self.extra_headers else {}
         try:
-            response = client.chat.completions.with_raw_response.create(**body)
+            response = client.chat.completions.with_raw_response.create(**body, **headers)
             observe_response_headers(response.headers)
             return response.parse()
         except openai.BadRequestError as exc:
@@ -196,5 +209,7 @@ class ChatCompletionFn(CompletionFn):
         usage = flatten_usage(response.usage) if response.usage is not None else None
         extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
         extra["finish_reason"] = finish
+        if response.model and response.model != self.model:
+            extra["requested_model"] = self.model  # a server that answers any name says which model it ran
         record_sampling(prompt=messages, sampled=[text], model=response.model or self.model, **extra)
         return ChatResult(text, response)

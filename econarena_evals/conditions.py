@@ -1,17 +1,19 @@
 """Conditions (contract §9): what makes two logs comparable.
 
 A condition is the cell, the samples file (split), the seating (the command line's players, in
-order) and every eval arg that changes the game or the sampling, plus the eval seed. Call-policy
+order, each the model that played at its endpoint), every eval arg that changes the game or the
+sampling, the eval seed, and each player's completion args that shape its requests. Call-policy
 args (how calls are made, not what is asked) are left out: a run with a longer deadline asks the
 same questions. Everything here reads the run spec that evals writes as a log's first line, so
 the report tools need neither evals nor an API key.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
@@ -50,9 +52,11 @@ def show(value: Any) -> str:
 @dataclass(frozen=True)
 class Condition:
     eval_name: str  # econarena.<cell>.<split>.v0
-    players: tuple[str, ...]  # the command line's completion fns, in order (arena roster)
+    players: tuple[str, ...]  # the command line's players, in order (arena roster): model and endpoint
     args: tuple[tuple[str, Any], ...]  # normalized game and sampling args, sorted
     seed: Optional[float]
+    # per player, the completion args that shape its requests (max_tokens, response_format, ...)
+    completion_args: tuple[tuple[tuple[str, Any], ...], ...] = ()
 
     @property
     def cell(self) -> str:
@@ -78,16 +82,31 @@ def spec_args(spec: Mapping[str, Any]) -> dict[str, Any]:
     return dict(eval_spec.get("args") or {})
 
 
-def condition_of(spec: Mapping[str, Any]) -> Condition:
-    """The condition of a log, from its run spec (the log's first line)."""
+def _completion_value(value: Any) -> Any:
+    """One spelling per completion arg: numbers as eval args, objects as canonical JSON."""
+    if isinstance(value, (Mapping, list, tuple)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return normalize(value)
+
+
+def condition_of(spec: Mapping[str, Any], players: Optional[Sequence[Mapping[str, Any]]] = None) -> Condition:
+    """The condition of a log, from its run spec (the log's first line) and the settings of the
+    command line's completion fns: its ``econarena_players`` event, else what the spec's command
+    line tells (``fnsettings.from_spec``)."""
+    from .fnsettings import cli_entries, from_spec, label
+
     run_config = spec.get("run_config") or {}
     args = {k: v for k, v in spec_args(spec).items() if k not in POLICY_ARGS}
     seed = run_config.get("seed")
+    entries = cli_entries(players) if players else from_spec(spec)
     return Condition(
         eval_name=str(spec.get("eval_name", "")),
-        players=tuple(str(p) for p in spec.get("completion_fns") or ()),
+        players=tuple(label(e) for e in entries),
         args=tuple(sorted((k, normalize(v)) for k, v in args.items())),
         seed=normalize(seed) if seed is not None else None,
+        completion_args=tuple(
+            tuple(sorted((str(k), _completion_value(v)) for k, v in (e.get("condition_args") or {}).items()))
+            for e in entries),
     )
 
 
@@ -104,7 +123,21 @@ def differences(a: Condition, b: Condition) -> list[str]:
             out.append(f"{key}: {show(da.get(key, '<unset>'))} vs {show(db.get(key, '<unset>'))}")
     if a.seed != b.seed:
         out.append(f"seed: {show(a.seed)} vs {show(b.seed)}")
+    if a.completion_args != b.completion_args:
+        out.append(f"completion args: {completion_notes(a) or '-'} vs {completion_notes(b) or '-'}")
     return out
+
+
+def completion_notes(cond: Condition) -> str:
+    """'max_tokens=5, temperature=0': the completion args that make the condition. In an arena
+    whose players were told different things, each player's are named."""
+    per_player = [", ".join(f"{k}={show(v)}" for k, v in args) for args in cond.completion_args]
+    told = {text for text in per_player if text}
+    if not told:
+        return ""
+    if len(told) == 1:  # evals gives every fn of a command the same args; built-in players send none
+        return told.pop()
+    return "; ".join(f"{p}: {text}" for p, text in zip(cond.players, per_player) if text)
 
 
 # ---- registry defaults, for naming columns ----
@@ -165,4 +198,6 @@ def column_name(cond: Condition, registry_path: Optional[str] = None) -> str:
     if cond.arena:
         notes.append("arena: " + ", ".join(cond.players))
     notes += non_default(cond, registry_defaults(cond.eval_name, registry_path))
+    if completion_notes(cond):
+        notes.append(completion_notes(cond))
     return name + (f" ({'; '.join(notes)})" if notes else "")

@@ -49,8 +49,9 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
         raw = response.parse()
         result = result_cls(raw_data=raw, prompt=formatted)
         finish = raw.choices[0].finish_reason if raw.choices else None
+        differs = {"requested_model": fn.model} if raw.model and raw.model != fn.model else {}
         record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
-                        finish_reason=finish)
+                        finish_reason=finish, **differs)
         return result
 
     return call

@@ -21,13 +21,14 @@ from evals.api import CompletionFn
 from evals.record import RecorderBase
 
 from . import resume
-from . import exit_status
-from . import config
+from . import config, exit_status
 from .calls import RUN, call_all
 from .endpoints import lane_key, reserved_completion_tokens, single_try
+from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
 from .progress import Progress
 from .prompts import prompt_text
+from .redact import redact_text
 from .metrics import METRICS, final_report, session_metrics
 from .games import outcome_from_event, run_event, session_from_sample
 from .outcome import RunOutcome
@@ -122,6 +123,7 @@ class EconArena(evals.Eval):
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
+        record_players(recorder, self.players_settings)
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
         sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
@@ -188,9 +190,13 @@ class EconArena(evals.Eval):
         if len(cli_names) != len(self.completion_fns):
             cli_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
         distinct_opponents = list(dict.fromkeys(self.opponent_names))
-        names = unique_names(cli_names + distinct_opponents)
-        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
         opponent_fns = {n: self.registry.make_completion_fn(n) for n in distinct_opponents}
+        # A player is the model that played (econarena/chat --completion_args model=X is
+        # econarena/chat:X), described once for the econarena_players event.
+        self.players_settings = players_settings(cli_names, self.completion_fns, distinct_opponents,
+                                                 [opponent_fns[n] for n in distinct_opponents])
+        names = [entry["name"] for entry in self.players_settings]
+        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
         self.roster = list(zip(names[: len(cli_names)], self.completion_fns)) + [
             (opponent_key[n], opponent_fns[n]) for n in self.opponent_names]
         self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
@@ -337,7 +343,8 @@ class EconArena(evals.Eval):
         data["cut_off"] = sum(1 for run, o in state.outcomes.items() for seat in o.seats
                               if seat.player == first and state.finish.get((run, seat.seat)) == "length")
         data["errored"] = state.error is not None
-        if state.error is not None:
+        if state.error is not None:  # an endpoint's error message may quote a key: mask it
+            state.error = redact_text(state.error)
             self._errors.append((state.session.index, state.error))
         data["error"] = state.error
         evals.record.record_event("econarena_session", data)

@@ -22,6 +22,9 @@ class EvalLog:
     runs: list[dict[str, Any]] = field(default_factory=list)  # econarena_run event data
     sessions: list[dict[str, Any]] = field(default_factory=list)  # econarena_session event data
     problems: list[str] = field(default_factory=list)
+    settings: list[dict[str, Any]] = field(default_factory=list)  # the econarena_players event's entries
+    # requested model -> {model a response named instead: calls}, from sampling events
+    answered_as: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def eval_name(self) -> str:
@@ -42,11 +45,36 @@ class EvalLog:
 
     @cached_property
     def players(self) -> list[str]:
-        """The command line's players (the first is the evaluated one), then any other player that
-        sat in a logged run (a cell's opponents)."""
-        names = unique_names([str(p) for p in self.spec.get("completion_fns", [])])
+        """The command line's players as the eval named them in its events (the first is the
+        evaluated one), then any other player that sat in a logged run (a cell's opponents)."""
+        if self.settings:
+            names = [str(e["name"]) for e in self.settings if not e.get("opponent")]
+        else:  # a log from before the econarena_players event: the eval used the command line's names
+            names = unique_names([str(p) for p in self.spec.get("completion_fns", [])])
         seated = (s["player"] for r in self.runs for s in r.get("seats", []))
         return list(dict.fromkeys(names + list(seated)))
+
+    @cached_property
+    def player_settings(self) -> list[dict[str, Any]]:
+        """Every player's settings: the econarena_players event, else what the command line tells."""
+        from .fnsettings import from_spec
+
+        return self.settings or from_spec(self.spec)
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """Row label of each player (its name, and its endpoint when not the API's default)."""
+        from .fnsettings import label
+
+        cli = self.players[: len([e for e in self.player_settings if not e.get("opponent")])]
+        out = {name: name for name in self.players}
+        entries = [e for e in self.player_settings if not e.get("opponent")]
+        for name, entry in zip(cli, entries):
+            out[name] = label(entry)
+        for entry in self.player_settings:
+            if entry.get("opponent") and entry.get("name") in out:
+                out[entry["name"]] = label(entry)
+        return out
 
     @property
     def is_econarena(self) -> bool:
@@ -84,6 +112,13 @@ def read_log(path: Path) -> EvalLog:
                 log.final_report = row["final_report"] if isinstance(row["final_report"], dict) else None
             elif row.get("type") in ("econarena_run", "econarena_session") and isinstance(row.get("data"), dict):
                 (log.runs if row["type"] == "econarena_run" else log.sessions).append(row["data"])
+            elif row.get("type") == "econarena_players" and isinstance(row.get("data"), dict):
+                log.settings = [e for e in row["data"].get("players") or [] if isinstance(e, dict) and "name" in e]
+            elif row.get("type") == "sampling" and isinstance(row.get("data"), dict) \
+                    and row["data"].get("requested_model"):
+                seen = log.answered_as.setdefault(str(row["data"]["requested_model"]), {})
+                answered = str(row["data"].get("model"))
+                seen[answered] = seen.get(answered, 0) + 1
     if not log.spec:
         log.problems.append("no run spec line: not an evals log")
     if log.final_report is None:

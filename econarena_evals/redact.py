@@ -31,6 +31,10 @@ def redact_text(text: str) -> str:
     """Any free text (an error message, a command line) with secret-looking values masked."""
     text = _SECRET_VALUE.sub(lambda m: m.group(0).split()[0] + " " + REDACTED if " " in m.group(0) else REDACTED,
                              str(text))
+    # "name": "value" pairs of JSON (a header object given inline) whose name is secret-looking
+    text = re.sub(r'(?P<name>"[^"\\]*")(?P<sep>\s*:\s*)"(?P<value>[^"\\]*)"',
+                  lambda m: m.group("name") + m.group("sep") + f'"{REDACTED}"'
+                  if is_secret_name(m.group("name")) and m.group("value") else m.group(0), text)
     # name=value and name: value pairs whose name is secret-looking, in args lists and headers
     return re.sub(r"(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)(?P<sep>\s*[=:]\s*)(?P<value>[^\s,;&'\"]+)",
                   lambda m: m.group("name") + m.group("sep") + REDACTED if is_secret_name(m.group("name"))

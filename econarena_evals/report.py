@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .analysis import comparisons, diagnostics, floors
+from .fnsettings import show_value
 from .games import GAMES, Game
 from .games.protocol import Reference
 from .paired import format_comparison
@@ -31,6 +32,7 @@ from .games import get as get_game
 from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
 from .games import outcome_from_event
+from .redact import redact_mapping
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -45,7 +47,7 @@ DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-
 class Row:
     """One player in one column of the leaderboard: a cell, self-play or with others at the table."""
 
-    player: str
+    player: str  # the row label: the model that played, and its endpoint when not the API's default
     column: str  # the condition's name: cell plus what differs from the registry defaults
     cell: str
     log: Path
@@ -58,6 +60,8 @@ class Row:
     seats: int = 0
     rule_breaks: int = 0
     tokens: Optional[float] = None  # mean total tokens per session, from evals' usage totals
+    key: str = ""  # the player's name in the log's events (metric keys, seats)
+    settings: Optional[dict[str, Any]] = None  # its econarena_players entry (or the command line's)
 
 
 def bootstrap_ci(values: Sequence[float], rng: random.Random) -> tuple[float, float]:
@@ -85,9 +89,12 @@ def rows_of(chosen: Chosen) -> list[Row]:
     log = chosen.log
     out = []
     report = log.final_report or {}
-    for i, player in enumerate(chosen.players):
-        row = Row(player=player, column=chosen.column, cell=log.cell, log=log.path, group=chosen.group,
-                  finished=chosen.finished, chosen=chosen)
+    settings = {e.get("name"): e for e in log.player_settings}
+    for i, (player, row_label) in enumerate(zip(chosen.players, chosen.labels)):
+        row = Row(player=row_label, column=chosen.column, cell=log.cell, log=log.path, group=chosen.group,
+                  finished=chosen.finished, chosen=chosen, key=player,
+                  settings=settings.get(player) if log.settings else
+                  (log.player_settings[i] if i < len(log.player_settings) else None))
         for s in log.sessions:
             if s.get("errored"):
                 row.errored += 1 if i == 0 else 0  # counted once per session, on the evaluated player
@@ -266,6 +273,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             "finished": c.finished, "sessions": len(c.sessions), "errored_sessions": c.errored,
             "rule_break_rate": c.rule_breaks / c.seats if c.seats else None,
             "tokens_per_session": c.tokens, "metrics": metrics,
+            "settings": redact_mapping(c.settings) if c.settings else None,
         })
     cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
     groups_present = [g for g in (SELF_PLAY, SELF_PLAY_TEST, ARENA) if any(r.group == g for r in rows)]
@@ -289,7 +297,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
     for r in rows:
         if r.chosen is None:
             continue
-        for kind, figures in diagnostics(r.chosen.log, r.player).items():
+        for kind, figures in diagnostics(r.chosen.log, r.key or r.player).items():
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
@@ -356,6 +364,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         cols = [d["player"], d["column"], str(d["sessions"]), errored, rate, tokens]
         lines.append("| " + " | ".join(cols) + " |")
 
+    lines += players_md(result["conditions"])
     lines += ["", "## Plots", ""]
     for cell in sorted({r.cell for r in rows}):
         cell_logs = [lg for lg in logs if lg.cell == cell]
@@ -367,8 +376,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         series, shares = {}, {}
         for c in (r for r in rows if r.cell == cell):
             log = next(lg for lg in cell_logs if lg.path == c.log)
-            series[label(c)] = convergence_series(log, c.player)
-            shares[label(c)] = first_run_shares(log, c.player)
+            series[label(c)] = convergence_series(log, c.key or c.player)
+            shares[label(c)] = first_run_shares(log, c.key or c.player)
         # a learning curve of another benchmark belongs only next to runs that showed history
         with_history = any(r.get("history_runs", 0) for lg in cell_logs for r in lg.runs)
         line_refs = game.references("convergence", references) if with_history else []
@@ -412,6 +421,24 @@ def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> li
         for p, col, d in entries:
             lines.append("| " + " | ".join([p, col] + [_num(d.get(k)) for k in keys]) + " |")
         lines.append("")
+    return lines
+
+
+def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
+    """Who played: each row's completion fn, model, endpoint and completion args, as the log's
+    econarena_players event recorded them (or, for an older log, as its command line tells)."""
+    seen: dict[tuple[str, ...], None] = {}
+    for d in conditions:
+        st = d.get("settings") or {}
+        args = ", ".join(f"{k}={show_value(v)}" for k, v in sorted((st.get("completion_args") or {}).items()))
+        source = "command line (log predates the players event)" if st.get("source") == "command" else "log"
+        seen.setdefault((d["player"], st.get("cli_name") or "-", st.get("class") or "-", st.get("model") or "-",
+                         st.get("base_url") or "API default", args or "-", source))
+    if not seen:
+        return []
+    lines = ["", "## Players", "", "| player | completion fn | class | model | endpoint | completion args | from |",
+             "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in sorted(seen)]
     return lines
 
 

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from .conditions import condition_of, differences
 from .games import read_prompt
 from .metrics import METRICS
+from .redact import redact_command, redact_url
 
 RESUME_ENV = "ECONARENA_RESUME"
 MARK = "resumed_from"  # the field a copied econarena_run / econarena_session event carries
@@ -340,12 +341,16 @@ HINT_ENV = ("OPENAI_BASE_URL", "PYTHONPATH", "EVALS_THREADS", "ECONARENA_MAX_CON
 def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]] = None) -> str:
     """The two lines that tell how to resume the run ``spec`` describes from its log. ``env``: the
     run's environment, when known (the eval's own process), so the command carries its endpoint."""
-    command = str((spec.get("run_config") or {}).get("command") or "")
+    # a log written before secrets were masked may hold a key in its command line: never repeat it
+    command = redact_command(str((spec.get("run_config") or {}).get("command") or ""))
     if not command:  # not run by oaieval (a test, a script): no command line to repeat
         return (f"To resume it, run the same eval again with resume_from={Path(log_path).resolve()} "
                 "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")
-    prefix = "".join(f"{k}={shlex.quote(env[k])} " for k in HINT_ENV if env and env.get(k))
+    prefix = "".join(f"{k}={shlex.quote(redact_url(env[k]) if k == 'OPENAI_BASE_URL' else env[k])} "
+                     for k in HINT_ENV if env and env.get(k))
     note = "" if env is not None else "\n  (with the environment the run had, e.g. its OPENAI_BASE_URL)"
+    if "***" in command:
+        note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
     return "To resume it (finished sessions and runs are kept; only what is missing is played):\n  " \
            + prefix + resume_command(command, log_path) + note
 

@@ -3,8 +3,10 @@
 Every log is keyed by its condition (``conditions``). For one condition a finished log (it has a
 final report) beats a partial one, and among finished logs the newest wins; a partial log is used
 only when its condition has no finished log, and is marked so. Every file read that is not used
-gets a note saying why. Columns are named by cell plus what differs from the registry's defaults,
-so two conditions never share a column.
+gets a note saying why. Columns are named by cell plus what differs from the registry's defaults
+(eval args and completion args), so two conditions never share a column. A player is the model
+that played, read from the log's ``econarena_players`` event (``fnsettings``), or for an older log
+from its command line, which the log's notes then say.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .conditions import Condition, column_name, condition_of, non_default, registry_defaults
+from .fnsettings import FALLBACK_NOTE
 from .logs import EvalLog, find_logs, read_log
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
@@ -35,6 +38,12 @@ class Chosen:
         return self.log.players[: max(1, len(self.condition.players))]
 
     @property
+    def labels(self) -> list[str]:
+        """The row label of each of ``players``: the model that played, and its endpoint when that
+        is not the API's default (``gpt-4 @ 127.0.0.1:8765``)."""
+        return [self.log.labels.get(p, p) for p in self.players]
+
+    @property
     def errored(self) -> int:
         return sum(1 for s in self.log.sessions if s.get("errored"))
 
@@ -43,7 +52,7 @@ class Chosen:
         """The overall figure this column counts towards, or None (a non-default condition)."""
         registry = (self.log.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
         defaults = registry_defaults(self.condition.eval_name, registry)
-        if defaults is None or non_default(self.condition, defaults):
+        if defaults is None or non_default(self.condition, defaults) or any(self.condition.completion_args):
             return None
         if self.condition.arena or self.condition.arg("opponents"):
             return ARENA if self.condition.split in ("", "dev") else None
@@ -73,7 +82,7 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         elif not log.sessions:
             notes.append({"file": str(path), "status": "skipped", "why": "no finished or errored session in the log"})
         else:
-            by_condition.setdefault(condition_of(log.spec), []).append(log)
+            by_condition.setdefault(condition_of(log.spec, log.settings or None), []).append(log)
 
     chosen: list[Chosen] = []
     for condition, logs in by_condition.items():
@@ -100,6 +109,11 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         why += [p for p in best.problems if "final report" not in p]
         if not _measured(best):
             why.append("every session errored: no figures")
+        if not best.settings:
+            why.append(FALLBACK_NOTE)
+        for requested, answered in sorted(best.answered_as.items()):
+            why.append(f"responses to {requested} named " + ", ".join(
+                f"{model} ({n} call(s))" for model, n in sorted(answered.items())))
         notes.append({"file": str(best.path), "status": "used" if finished else "partial", "why": "; ".join(why)})
         registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
         chosen.append(Chosen(best, condition, column_name(condition, registry), finished=finished))

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from .fnsettings import FALLBACK_NOTE
 from .logs import EvalLog, find_logs
 from .metrics import METRICS, rescore_events
 from .resume import hint
@@ -69,11 +70,11 @@ def table(chosen: list[Chosen]) -> str:
     rows = [header]
     for c in chosen:
         report = figures(c.log)
-        for i, player in enumerate(c.players):
+        for i, (player, row_label) in enumerate(zip(c.players, c.labels)):
             keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
             if i > 0 and report.get(keys[0]) is None:
                 continue  # a player that sat nowhere in a finished session
-            rows.append([player, c.column] + [_fmt(report.get(k)) for k in keys]
+            rows.append([row_label, c.column] + [_fmt(report.get(k)) for k in keys]
                         + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
                            "finished" if c.finished else "PARTIAL"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -99,6 +100,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for n in notes:
         if n["status"] in ("skipped", "superseded"):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
+        elif FALLBACK_NOTE in (n["why"] or ""):
+            print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
     if not chosen:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
@@ -106,7 +109,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:
-        print(f"\n!! {c.log.players[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
+        print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
         if not c.finished or c.errored:
             print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
     if problems and opts.strict:

@@ -142,12 +142,14 @@ class RateLimiter:
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
-                 azure_key: Optional[str] = None) -> None:
+                 azure_key: Optional[str] = None, answer_model: Optional[str] = None) -> None:
         self.policy = policy
         self.limiter = limiter
         # Azure OpenAI's shape: POST /openai/deployments/<deployment>/chat/completions?api-version=...
         # with the key in an api-key header; anything else is refused as Azure refuses it
         self.azure_key = azure_key
+        # the model every response names, whatever was asked (llama.cpp's server names its model file)
+        self.answer_model = answer_model
         self.plain_usage = plain_usage  # usage as llama.cpp sends it: no *_details objects
         self.models = models
         self.latency_s = latency_s
@@ -218,7 +220,8 @@ class OpenAIServer:
             if isinstance(limit, int) and len(answer) > 4 * limit:  # cut off at the token limit, as a server does
                 answer, finish = answer[: 4 * limit], "length"
             return 200, {
-                "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model or "unknown",
+                "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": self.answer_model or model or "unknown",
                 "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": answer}}],
                 "usage": self.usage(len(text), len(answer), 7 if is_reasoning_name(model) else 0),
@@ -227,7 +230,8 @@ class OpenAIServer:
             text = str(body.get("prompt", ""))
             answer = self.policy(text)
             return 200, {
-                "id": "cmpl-test", "object": "text_completion", "created": 0, "model": model or "unknown",
+                "id": "cmpl-test", "object": "text_completion", "created": 0,
+                "model": self.answer_model or model or "unknown",
                 "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
                 "usage": self.usage(len(text), len(answer)),
             }
@@ -269,8 +273,8 @@ class OpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                record = {"path": self.path, "body": body, "t": time.perf_counter(),
-                          "headers": {k.lower(): v for k, v in self.headers.items()}}
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                record = {"path": self.path, "body": body, "t": time.perf_counter(), "headers": headers}
                 with server._lock:
                     server.requests.append(record)
                     server.seen.append(("POST", self.path, self.headers.get("Authorization")))

@@ -101,18 +101,19 @@ def test_bad_args_are_refused(bad):
         CognitiveHierarchyPlayer(**bad)
 
 
-@pytest.mark.parametrize("fn, cell, extra", [
-    ("econarena/ch-1.5", "beauty_L", ()),
-    ("econarena/ch-0.5", "auction_L", ()),
-    ("econarena/ch-3", "fpauction_L", ()),
-    ("econarena/ch", "beauty_L", ("--completion_args", "tau=2.5,sigma=0.05")),
+@pytest.mark.parametrize("fn, cell, extra, player", [
+    ("econarena/ch-1.5", "beauty_L", (), "econarena/ch-1.5"),
+    ("econarena/ch-0.5", "auction_L", (), "econarena/ch-0.5"),
+    ("econarena/ch-3", "fpauction_L", (), "econarena/ch-3"),
+    # its own args change its play: they are part of the player's name
+    ("econarena/ch", "beauty_L", ("--completion_args", "tau=2.5,sigma=0.05"), "econarena/ch(tau=2.5, sigma=0.05)"),
 ])
-def test_registry_entries_run_through_oaieval(fn, cell, extra, tmp_path):
+def test_registry_entries_run_through_oaieval(fn, cell, extra, player, tmp_path):
     log_path = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY), "--record_path",
              str(log_path), "--max_samples", "2", *extra], base_env())
     log = read_log(log_path)
-    assert not log.problems and log.players == [fn]
+    assert not log.problems and log.players == [player]
     assert log.final_report["sessions"] == 2 and log.final_report["rule_following"] == 1
     rows = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
     models = {r["data"]["model"] for r in rows if r.get("type") == "sampling"}

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from openai_server import OpenAIServer
+from policies import scripted
 
 from econarena_evals.conditions import condition_of, differences
 from econarena_evals.logs import read_log
@@ -95,12 +97,16 @@ def test_call_policy_args_do_not_change_the_condition_and_numbers_are_spelled_on
     assert differences(condition_of(base), condition_of(other)) == ["temperature: 0.7 vs 0"]
 
 
-def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one(server, tmp_path):
-    """The same condition twice: measured against a live endpoint, then rerun against a dead one."""
+def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one(tmp_path):
+    """The same condition twice: measured against a live endpoint, then rerun once it is down (the
+    same endpoint: another base URL would be another player)."""
     logs = tmp_path / "logs"
     logs.mkdir()
-    for name, url in (("measured", server.base_url), ("dead", "http://127.0.0.1:9/v1")):
-        env = base_env() | {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-local"}
+    endpoint = OpenAIServer(scripted).start()
+    for name in ("measured", "dead"):
+        if name == "dead":
+            endpoint.stop()
+        env = base_env() | {"OPENAI_BASE_URL": endpoint.base_url, "OPENAI_API_KEY": "sk-local"}
         run_cli([cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
                  "--record_path", str(logs / f"{name}.jsonl"), "--max_samples", "2", "--extra_eval_params",
                  "backoff_base_s=0.01,backoff_cap_s=0.02"], env, returncode=ERRORED if name == "dead" else 0)
