@@ -9,20 +9,21 @@ Replace ``answer`` with a call to your model. What the eval gives you and expect
   per session, run and seat) arrive on every call; accept ``**kwargs`` even if you ignore them.
 * return a ``CompletionResult`` whose ``get_completions()`` is ``[reply_text]``; the eval reads
   the ``choice`` of the last JSON object in the reply.
-* call ``record_sampling`` yourself: evals' log gets one ``sampling`` event per seat call only if
-  the completion fn records it (evals' own fns do; a fn of yours must).
+* the game facts the prompt states (which game, your seat, the run, the range or your private
+  value and assets, the history shown) come from ``econarena_evals.games.read_prompt(prompt)``:
+  no need to parse the English text.
+* call ``record_sampling`` yourself, so the log holds your model's name and usage (if you don't,
+  the eval records the prompt and reply for you, under ``recorded_by: econarena``).
 """
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
-_RANGE = re.compile(r"between 0 and ([0-9]+(?:\.[0-9]+)?)")
-_VALUE = re.compile(r"Your private value for the item in this run is ([0-9]+(?:\.[0-9]+)?)")
+from econarena_evals.games import read_prompt
 
 
 class Reply(CompletionResult):
@@ -40,17 +41,13 @@ class ThirdOfRange(CompletionFn):
         # evals passes registry= (and any --completion_args) as keywords: take what you need.
         self.share = float(share)
 
-    def answer(self, text: str, **kwargs: Any) -> str:
-        value = _VALUE.search(text)
-        if value is not None:
-            choice = float(value.group(1))
-        else:
-            upper = _RANGE.search(text)
-            choice = self.share * float(upper.group(1)) if upper else 0.0
-        return json.dumps({"understanding": "example", "choice": choice, "reason": "a fixed rule"})
+    def answer(self, prompt: list[dict[str, str]], **kwargs: Any) -> str:
+        facts = read_prompt(prompt)  # game, seat, run, upper (c_bar or assets), value, history shown
+        choice = facts.value if facts.value is not None else self.share * facts.upper
+        return json.dumps({"understanding": f"{facts.game}, seat {facts.seat}, run {facts.run} of {facts.runs}",
+                           "choice": choice, "reason": "a fixed rule"})
 
     def __call__(self, prompt: list[dict[str, str]], **kwargs: Any) -> Reply:
-        text = "\n".join(m["content"] for m in prompt)
-        reply = self.answer(text, **kwargs)  # your model goes here; kwargs: temperature, max_tokens, seed
+        reply = self.answer(prompt, **kwargs)  # your model goes here; kwargs: temperature, max_tokens, seed
         record_sampling(prompt=prompt, sampled=[reply], model="my/third-of-range")
         return Reply(reply)
