@@ -25,6 +25,7 @@ from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
 from .calls import RetryNow, observe_response_headers
+from .fnsettings import decode_args
 from .usage import flatten_usage
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
@@ -131,8 +132,6 @@ class ChatCompletionFn(CompletionFn):
         # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
         self.max_retries = int(max_retries)
         # Values from the command line arrive as strings: JSON objects and arrays become objects.
-        from .fnsettings import decode_args
-
         extra_options = decode_args(extra_options)
         headers = extra_options.pop("extra_headers", None) or {}
         if not isinstance(headers, dict):

@@ -17,36 +17,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
+from .argvalues import normalize, packaged_registries, show
 from .config import POLICY_ARGS  # args that say how calls are made, never what is asked or scored
-
-
-def normalize(value: Any) -> Any:
-    """One spelling per value: YAML's 1.0, --extra_eval_params' '1' and 1 are the same number."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else str(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lower() in {"true", "false"}:
-            return text.lower() == "true"
-        try:
-            return normalize(float(text))
-        except ValueError:
-            return text
-    if isinstance(value, (list, tuple)):
-        return tuple(normalize(v) for v in value)
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), normalize(v)) for k, v in value.items()))
-    return str(value)
-
-
-def show(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, tuple):
-        return "[" + ", ".join(show(v) for v in value) + "]"
-    return str(value)
+from .fnsettings import cli_entries, from_spec, label
 
 
 @dataclass(frozen=True)
@@ -93,8 +66,6 @@ def condition_of(spec: Mapping[str, Any], players: Optional[Sequence[Mapping[str
     """The condition of a log, from its run spec (the log's first line) and the settings of the
     command line's completion fns: its ``econarena_players`` event, else what the spec's command
     line tells (``fnsettings.from_spec``)."""
-    from .fnsettings import cli_entries, from_spec, label
-
     run_config = spec.get("run_config") or {}
     args = {k: v for k, v in spec_args(spec).items() if k not in POLICY_ARGS}
     seed = run_config.get("seed")
@@ -146,14 +117,9 @@ DEFAULT_SEED = 20220722.0  # oaieval's default --seed
 _defaults_cache: dict[tuple[str, str], Optional[dict[str, Any]]] = {}
 
 
-def _packaged_registries() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [p for p in (here / "registry", here.parent / "registry") if (p / "evals").is_dir()]
-
-
 def registry_defaults(eval_name: str, registry_path: Optional[str] = None) -> Optional[dict[str, Any]]:
     """The args an eval has in the registry (YAML read with safe_load), or None if not found."""
-    roots = ([Path(registry_path)] if registry_path else []) + _packaged_registries()
+    roots = ([Path(registry_path)] if registry_path else []) + packaged_registries()
     for root in roots:
         key = (str(root), eval_name)
         if key not in _defaults_cache:

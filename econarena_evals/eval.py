@@ -1,6 +1,6 @@
 """The EconArena eval: turns sessions into seat calls and scored runs into log events.
 
-All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``utils``);
+All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``answers``);
 this class only decides who sits where, asks each seat, and records what happened (contract §8).
 It asks the cell's game for prompts, scores and event fields, and never branches on which game.
 """
@@ -37,7 +37,7 @@ from .prompts import PastRun
 from .sessions import Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
 from .transcripts import SEAT_TAG
-from .utils import parse_choice
+from .answers import parse_choice
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,7 @@ class EconArena(evals.Eval):
         RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         record_players(recorder, self.players_settings)
+        resume.durable(recorder)  # the roster is on disk before any call, even if the run is killed
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
         sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]

@@ -11,10 +11,11 @@ from typing import Optional
 
 import yaml
 
+from .argvalues import packaged_registries
+
 
 def registry_roots() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [p for p in (here / "registry", here.parent / "registry") if (p / "eval_sets").is_dir()]
+    return packaged_registries("eval_sets")
 
 
 def members(name: str, roots: Optional[list[Path]] = None) -> list[str]:

@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
+import yaml
+
+from .argvalues import normalize, packaged_registries, show
 from .redact import is_secret_name, redact_mapping, redact_url
+from .sessions import unique_names
 
 EVENT = "econarena_players"  # the event type
 EVENT_SAMPLE_ID = "econarena.players"  # it belongs to no session
@@ -124,8 +128,6 @@ def endpoint_label(base_url: Any) -> Optional[str]:
 
 def show_value(value: Any) -> str:
     """One spelling per value, as in column names: ``2``, ``2.0`` and ``"2"`` all show as 2."""
-    from .conditions import normalize, show
-
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return show(normalize(value))
@@ -233,11 +235,7 @@ def describe(fn: Any, cli_name: str, given: Optional[Mapping[str, Any]] = None,
 
 def registry_class(name: str) -> Optional[str]:
     """The class of a completion fn registered in the packaged registry (for old logs), or None."""
-    import yaml
-
-    from .conditions import _packaged_registries
-
-    for root in _packaged_registries():
+    for root in packaged_registries("completion_fns"):
         for path in sorted((root / "completion_fns").glob("*.yaml")):
             try:
                 entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -292,8 +290,6 @@ FALLBACK_NOTE = "player named from the command line (log predates the econarena_
 def players_settings(cli_names: Sequence[str], cli_fns: Sequence[Any], opponent_names: Sequence[str],
                      opponent_fns: Sequence[Any]) -> list[dict[str, Any]]:
     """The ``econarena_players`` entries of a roster, names made unique (``#2``) as the eval seats them."""
-    from .sessions import unique_names
-
     entries = [describe(fn, n) for n, fn in zip(cli_names, cli_fns)] + [
         describe(fn, n, opponent=True) for n, fn in zip(opponent_names, opponent_fns)]
     for entry, name in zip(entries, unique_names([e["name"] for e in entries])):
@@ -304,8 +300,5 @@ def players_settings(cli_names: Sequence[str], cli_fns: Sequence[Any], opponent_
 def record_players(recorder: Any, entries: Sequence[Mapping[str, Any]]) -> None:
     """Record the roster's settings before any seat call, and write them to the log at once."""
     recorder.record_event(EVENT, {"players": list(entries)}, sample_id=EVENT_SAMPLE_ID)
-    flush = getattr(recorder, "flush_events", None)
-    if flush is not None:
-        from .resume import durable
-
-        durable(recorder)
+    # the caller writes it to disk at once (resume.durable): the roster must be in the log even if
+    # the run is killed before its first session ends

@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
+from .fnsettings import from_spec, label
 from .metrics import rescore_events
 from .sessions import unique_names
 
@@ -57,15 +58,11 @@ class EvalLog:
     @cached_property
     def player_settings(self) -> list[dict[str, Any]]:
         """Every player's settings: the econarena_players event, else what the command line tells."""
-        from .fnsettings import from_spec
-
         return self.settings or from_spec(self.spec)
 
     @cached_property
     def labels(self) -> dict[str, str]:
         """Row label of each player (its name, and its endpoint when not the API's default)."""
-        from .fnsettings import label
-
         cli = self.players[: len([e for e in self.player_settings if not e.get("opponent")])]
         out = {name: name for name in self.players}
         entries = [e for e in self.player_settings if not e.get("opponent")]

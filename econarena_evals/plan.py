@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import yaml
 
+from .argvalues import packaged_registries
 from .evalset import members
 from .games import check_cell, session_from_sample
 from .games import get as get_game
@@ -132,14 +133,9 @@ def _registry_entries(roots: Sequence[Path]) -> dict[str, Any]:
     return entries
 
 
-def _roots() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [p for p in (here / "registry", here.parent / "registry") if (p / "evals").is_dir()]
-
-
 def eval_args(name: str, roots: Optional[Sequence[Path]] = None) -> tuple[str, dict[str, Any], Path]:
     """(full name, args, data root) of an eval or its alias in the registry."""
-    roots = list(roots or _roots())
+    roots = list(roots or packaged_registries())
     entries = _registry_entries(roots)
     entry = entries.get(name)
     if isinstance(entry, dict) and "id" in entry:

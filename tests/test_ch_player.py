@@ -20,7 +20,7 @@ from econarena_evals.logs import read_log
 from econarena_evals.players import CognitiveHierarchyPlayer
 from econarena_evals.games import read_prompt
 from econarena_evals.prompts import PastRun, prompt_text
-from econarena_evals.utils import parse_choice
+from econarena_evals.answers import parse_choice
 
 
 @pytest.fixture(autouse=True)

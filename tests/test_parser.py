@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econarena_evals.utils import MAX_ANSWER_CHARS, parse_choice
+from econarena_evals.answers import MAX_ANSWER_CHARS, parse_choice
 
 CASES = [
     ("plain JSON", '{"understanding": "u", "choice": 12.5, "reason": "r"}', 12.5),

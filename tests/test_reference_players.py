@@ -9,7 +9,7 @@ from econarena_evals.players import HumanPlayer, LevelKPlayer, OverbiddingBidder
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
 from econarena_evals.prompts import PastRun
-from econarena_evals.utils import parse_choice
+from econarena_evals.answers import parse_choice
 
 
 @pytest.fixture(autouse=True)
