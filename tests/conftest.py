@@ -30,12 +30,19 @@ _STARTS_PROCESSES = ("cli(", "subprocess", "OpenAIServer(", "run_cli(", "oaieval
                      "limited(")
 
 
-def _starts_processes(func) -> bool:
+def _starts_processes(func, depth: int = 3) -> bool:
+    """True if ``func``, or a function of its module that it calls (a few calls deep), starts one."""
     try:
         source = inspect.getsource(func)
     except (OSError, TypeError):
         return False
-    return any(mark in source for mark in _STARTS_PROCESSES)
+    if any(mark in source for mark in _STARTS_PROCESSES):
+        return True
+    if depth == 0:
+        return False
+    scope = getattr(inspect.getmodule(func), "__dict__", {})
+    called = {name for name in scope if f"{name}(" in source and inspect.isfunction(scope[name])}
+    return any(_starts_processes(scope[name], depth - 1) for name in called if scope[name] is not func)
 
 
 def pytest_collection_modifyitems(items) -> None:
