@@ -10,17 +10,55 @@ from conftest import REGISTRY, base_env, cli, run_cli
 from econarena_evals.logs import read_log
 
 
+BAD_ARGS = [
+    (1, {"bogus": "1"}, "unknown eval arg(s) bogus; EconArena takes:"),
+    (1, {"temperature": "abc"}, "eval arg temperature must be a number, got 'abc'"),
+    (1, {"temperature": "-5"}, "temperature must be a number from 0 to 2"),
+    (1, {"max_tokens": "-1"}, "max_tokens must be a positive integer"),
+    (1, {"max_tokens": "abc"}, "eval arg max_tokens must be an integer, got 'abc'"),
+    (1, {"pass_seed": "maybe"}, "pass_seed must be true or false"),
+    (1, {"seats": "abc"}, "eval arg seats must be an integer, got 'abc'"),
+    (1, {"c_bar_min": "200"}, "invalid cell parameters"),
+    (1, {"call_timeout_s": "0"}, "call_timeout_s > 0"),
+    (3, {"seats": "2"}, "3 completion fn(s) for 2 seats"),
+]
+
+
+def make_eval(n_fns: int, cell: str, **args):
+    """The eval as oaieval builds it: the registry's args, then --extra_eval_params' strings on top."""
+    from evals.api import CompletionFn
+    from evals.registry import Registry
+
+    from econarena_evals.eval import EconArena
+
+    class Idle(CompletionFn):  # never called: every refusal comes before any call
+        def __call__(self, prompt, **kwargs):
+            raise AssertionError("called")
+
+    registry = Registry()
+    registry.add_registry_paths([REGISTRY])
+    spec = registry.get_eval(f"econarena.{cell}")
+    return EconArena(completion_fns=[Idle() for _ in range(n_fns)], eval_registry_path=spec.registry_path, name=spec.key,
+                     seed=1, registry=registry, **{**spec.args, **args})
+
+
+@pytest.mark.parametrize("n_fns,args,message", BAD_ARGS)
+def test_bad_eval_args_are_refused_with_a_clear_message(n_fns, args, message):
+    with pytest.raises(ValueError) as refused:
+        make_eval(n_fns, "beauty_L", **args)
+    assert message in str(refused.value)
+
+
+def test_opponent_cells_refuse_a_table_too_small_for_their_opponents():
+    with pytest.raises(ValueError, match="and 4 opponent"):
+        make_eval(1, "auction_L_vs_rational", seats="3")
+
+
 @pytest.mark.parametrize("fns,params,message", [
-    ("econarena/nash", "bogus=1", "unknown eval arg(s) bogus; EconArena takes:"),
-    ("econarena/nash", "temperature=abc", "eval arg temperature must be a number, got 'abc'"),
-    ("econarena/nash", "temperature=-5", "temperature must be a number from 0 to 2"),
-    ("econarena/nash", "max_tokens=-1", "max_tokens must be a positive integer"),
-    ("econarena/nash", "max_tokens=abc", "eval arg max_tokens must be an integer, got 'abc'"),
-    ("econarena/nash", "pass_seed=maybe", "pass_seed must be true or false"),
-    ("econarena/nash", "seats=abc", "eval arg seats must be an integer, got 'abc'"),
-    (",".join(["econarena/nash"] * 3), "seats=2", "3 completion fn(s) for 2 seats"),
+    ("econarena/nash", "temperature=abc", "eval arg temperature must be a number, got 'abc'"),  # a bad value
+    (",".join(["econarena/nash"] * 3), "seats=2", "3 completion fn(s) for 2 seats"),  # too many players
 ])
-def test_bad_eval_args_are_refused_with_a_clear_message(fns, params, message, tmp_path):
+def test_the_real_cli_refuses_before_any_call(fns, params, message, tmp_path):
     log = tmp_path / "log.jsonl"
     proc = subprocess.run([cli("oaieval"), fns, "econarena.beauty_L", "--registry_path", str(REGISTRY),
                            "--record_path", str(log), "--extra_eval_params", params],
@@ -28,13 +66,6 @@ def test_bad_eval_args_are_refused_with_a_clear_message(fns, params, message, tm
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr[-1500:]
     assert not log.exists() or '"sampling"' not in log.read_text()
-
-
-def test_opponent_cells_refuse_a_table_too_small_for_their_opponents(tmp_path):
-    proc = subprocess.run([cli("oaieval"), "econarena/nash", "econarena.auction_L_vs_rational", "--registry_path",
-                           str(REGISTRY), "--record_path", str(tmp_path / "x.jsonl"), "--extra_eval_params",
-                           "seats=3"], env=base_env(), capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0 and "and 4 opponent(s) for 3 seats" in proc.stderr
 
 
 def test_logs_torn_inside_a_character_or_binary_files_do_not_crash_the_report_tools(tmp_path):

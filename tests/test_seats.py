@@ -5,6 +5,7 @@ import json
 import subprocess
 
 import pytest
+from test_bad_input import make_eval
 from conftest import REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import read_log
@@ -32,12 +33,17 @@ def test_nash_self_play_at_other_table_sizes(cell, seats, tmp_path):
     assert (f"with {seats} players" in text) or (f"of {seats} bidders" in text), text[:200]
 
 
-@pytest.mark.parametrize("seats", [0, 1, 11])
-@pytest.mark.parametrize("cell", ["beauty_L", "auction_L"])
-def test_unsupported_table_sizes_are_refused_before_any_call(cell, seats, tmp_path):
+@pytest.mark.parametrize("seats", ["0", "1", "11"])
+@pytest.mark.parametrize("cell", ["beauty_L", "auction_L", "fpauction_L"])
+def test_unsupported_table_sizes_are_refused_before_any_call(cell, seats):
+    with pytest.raises(ValueError, match="seats must be an integer from 2 to 10"):
+        make_eval(1, cell, seats=seats)
+
+
+def test_the_real_cli_refuses_an_unsupported_table_size(tmp_path):
     log_path = tmp_path / "log.jsonl"
-    proc = subprocess.run([cli("oaieval"), "econarena/nash", f"econarena.{cell}", "--registry_path", str(REGISTRY),
-                           "--record_path", str(log_path), "--extra_eval_params", f"seats={seats}"],
+    proc = subprocess.run([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                           "--record_path", str(log_path), "--extra_eval_params", "seats=11"],
                           env=base_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "seats must be an integer from 2 to 10" in proc.stderr
