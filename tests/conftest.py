@@ -61,8 +61,21 @@ def cli(name: str) -> str:
     return found
 
 
+# What a user's shell may hold that changes a run: the tests run the same with or without them.
+USER_SETTINGS = ("OPENAI_", "AZURE_OPENAI_", "EVALS_", "ECONARENA_")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_environment(monkeypatch) -> None:
+    """In-process tests see none of the user's keys, endpoints or settings (subprocesses get
+    base_env(), which leaves them out too)."""
+    for name in list(os.environ):
+        if name.startswith(USER_SETTINGS):
+            monkeypatch.delenv(name)
+
+
 def base_env(source: bool = True) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(USER_SETTINGS)}
     if source:  # subprocesses run this checkout's code, not a possibly stale installed copy
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     else:
