@@ -369,9 +369,15 @@ def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None) -> Non
         f"{finished} finished session(s) are" if finished else "No session finished; the log is")
     message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ)
     if os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py"):
-        atexit.register(lambda: print("\n" + message, file=sys.stderr, flush=True))  # after any traceback
+        atexit.register(_say, message)  # after any traceback
     else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
-        print("\n" + message, file=sys.stderr, flush=True)
+        _say(message)
+
+
+def _say(message: str) -> None:
+    # one write: a log line from a thread still winding down must not land inside the command
+    sys.stderr.write("\n" + message + "\n")
+    sys.stderr.flush()
 
 
 def resume_path(arg: Optional[str]) -> Optional[str]:
