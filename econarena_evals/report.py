@@ -31,13 +31,26 @@ from .games import get as get_game
 from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
 from .outcome import outcome_from_event
+from .redact import redact_text
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
+from .utils import RULE_BREAK_KINDS
 
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 1995
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
-# published series of other benchmarks: dotted, in greys, so they never pass for a player here
+# Published series of other benchmarks: greys, so they never pass for a player here, each with its
+# own dash pattern and marker so that four of them can be told apart, and labelled on the plot.
 REFERENCE_GREYS = ("#303030", "#606060", "#8a8a8a", "#b0b0b0")
+REFERENCE_DASHES = ((0, (1, 1.5)), (0, (5, 2)), (0, (6, 2, 1, 2)), (0, (2, 3)))
+REFERENCE_MARKERS = ("^", "s", "D", "v")
+
+
+def _reference_style(i: int) -> dict[str, Any]:
+    return {"color": REFERENCE_GREYS[i % 4], "linestyle": REFERENCE_DASHES[i % 4], "marker": REFERENCE_MARKERS[i % 4],
+            "linewidth": 1.5, "markersize": 5}
+
+
+def _short(label_text: str) -> str:
+    """A reference's name for a label on the plot: the model, without the setting."""
+    return label_text.split(" (")[0].split(":")[0]
 DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-1.5-pro")
 
 
@@ -156,24 +169,35 @@ def _plt():
 
 
 def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
-                     references: Sequence[Reference] = ()) -> list[str]:
-    """One line per player (mean d by run), the game's human series if the literature has one, and
-    published series of other benchmarks (dotted, grey shades) where the cell shows history."""
+                     references: Sequence[Reference] = (), with_history: bool = False) -> list[str]:
+    """One line per player (mean d by run); where the cell shows history, the game's human series
+    (people who saw each period's result) and published series of other benchmarks, each labelled.
+
+    A cell without history gets no learning curve of people or models who saw feedback: its runs
+    are ten one-shot games, and a falling reference next to them would be read as a target."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
+    longest = max((len(ys) for ys in series.values()), default=0)
     for player, ys in sorted(series.items()):
         ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
-    for i, ref in enumerate(r for r in references if r.kind == "line"):
-        ax.plot(ref.xs, ref.ys, linestyle=":", marker=".", linewidth=1.5, color=REFERENCE_GREYS[i % 4],
-                label=ref.label)
-    if game.REPORT.human_convergence is not None:
+    lines_refs = [r for r in references if r.kind == "line"] if with_history else []
+    for i, ref in enumerate(lines_refs):
+        ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
+        ax.annotate(_short(ref.label), (ref.xs[-1], ref.ys[-1]), xytext=(4, 0), textcoords="offset points",
+                    fontsize=7, color=REFERENCE_GREYS[i % 4], va="center")
+    if with_history and game.REPORT.human_convergence is not None:
         human_label, human_series = game.REPORT.human_convergence
         ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
                 marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
+    elif game.REPORT.human_convergence is not None:
+        ax.text(0.99, 0.97, "no history shown in this cell: no published learning curve applies",
+                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="grey")
     ax.set_xlabel("run")
     ax.set_ylabel(game.REPORT.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
+    if longest:
+        ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + 0.9)  # room for the labels
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     labels = [line.get_label() for line in ax.get_lines()]
@@ -200,19 +224,30 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
     labels_of = game.REPORT
+    right = labels_of.first_run_max  # the axis covers every share drawn (a random bid can be 3 v and more)
     for player, xs in sorted(shares.items()):
         if xs:
             ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
+            right = max(right, max(xs))
     human = human_first_run_model(game, first_runs)
     if human:
         ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
                 drawstyle="steps-post", label=labels_of.human)
+        right = max(right, max(human))
     for i, ref in enumerate(r for r in references if r.kind in ("cdf", "vline")):
-        colour = REFERENCE_GREYS[i % 4]
+        style = _reference_style(i)
         if ref.kind == "cdf":
-            ax.plot(ref.xs, ref.ys, linestyle=":", linewidth=1.5, color=colour, label=ref.label)
+            ax.plot(ref.xs, ref.ys, label=ref.label, **style)
+            # the name where the curve passes one half, offset by rank so that four names do not collide
+            k = next((j for j, y in enumerate(ref.ys) if y >= 0.5), len(ref.ys) - 1)
+            ax.annotate(_short(ref.label), (ref.xs[k], ref.ys[k]), xytext=(6, -10 - 9 * i),
+                        textcoords="offset points", fontsize=7, color=style["color"])
+            right = max(right, max(ref.xs))
         else:
-            ax.axvline(ref.xs[0], linestyle=":", linewidth=1.5, color=colour, label=ref.label)
+            ax.axvline(ref.xs[0], label=ref.label, **{k: v for k, v in style.items() if not k.startswith("marker")})
+            ax.text(ref.xs[0], 1.0 - 0.06 * i, " " + _short(ref.label), color=style["color"], fontsize=7,
+                    va="top")
+            right = max(right, ref.xs[0])
     if labels_of.human_marker is not None:
         x, text = labels_of.human_marker
         ax.axvline(x, color="grey", linestyle=":", linewidth=1)
@@ -220,7 +255,7 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     ax.set_xlabel(labels_of.first_run)
     ax.set_ylabel("share of first-run choices at or below x")
     ax.set_title(f"First-run choices, {cell}")
-    ax.set_xlim(-0.01, labels_of.first_run_max)
+    ax.set_xlim(-0.01 * right, right * 1.02)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
@@ -374,7 +409,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         line_refs = game.references("convergence", references) if with_history else []
         run_refs = game.references("first_run", references)
         plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png",
-                                                              line_refs)),
+                                                              line_refs, with_history)),
                  (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
                                                           first_runs, run_refs)))
         for name, plot_lines in plots:
