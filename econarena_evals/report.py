@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from . import report_html
 from .analysis import comparisons, diagnostics, floors
+from .intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, metric_interval, rng_for,  # noqa: F401
+                        stratified_ci)
 from .games import GAMES, Game
 from .games.protocol import Reference
 from .paired import format_comparison
@@ -71,27 +74,6 @@ class Row:
     seats: int = 0
     rule_breaks: int = 0
     tokens: Optional[float] = None  # mean total tokens per session, from evals' usage totals
-
-
-def bootstrap_ci(values: Sequence[float], rng: random.Random) -> tuple[float, float]:
-    """95 % percentile interval of the mean, resampling sessions."""
-    if len(values) < 2:
-        return (values[0], values[0]) if values else (math.nan, math.nan)
-    n = len(values)
-    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
-    return means[int(0.025 * BOOTSTRAP_RESAMPLES)], means[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
-
-
-def stratified_ci(groups: Sequence[Sequence[float]], rng: random.Random) -> tuple[float, float]:
-    """95 % interval of the mean of group means, resampling sessions within each group."""
-    groups = [g for g in groups if g]
-    if not groups:
-        return (math.nan, math.nan)
-    stats = []
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        stats.append(math.fsum(math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups) / len(groups))
-    stats.sort()
-    return stats[int(0.025 * BOOTSTRAP_RESAMPLES)], stats[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
 
 
 def rows_of(chosen: Chosen) -> list[Row]:
@@ -279,11 +261,13 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
     return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES) -> dict[str, Any]:
+def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
+          transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS) -> dict[str, Any]:
+    """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
+    log whose prompts and replies report.html embeds (None: all)."""
     out.mkdir(parents=True, exist_ok=True)
     chosen, notes = select(paths)
     logs = [c.log for c in chosen]
-    rng = random.Random(BOOTSTRAP_SEED)
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
     columns = sorted({r.column for r in rows})
@@ -295,7 +279,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         for m in METRICS:
             values = [s[m] for s in c.sessions if s[m] is not None]
             metrics[m] = {"mean": round(math.fsum(values) / len(values), 12) if values else None,
-                          "ci95": list(bootstrap_ci(values, rng)) if values else None}
+                          "ci95": list(metric_interval(values, c.column, c.player, m)) if values else None}
         result["conditions"].append({
             "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
             "finished": c.finished, "sessions": len(c.sessions), "errored_sessions": c.errored,
@@ -311,7 +295,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
                        if (p, col) in by_key and by_key[(p, col)].group == group]
             means = [math.fsum(g) / len(g) for g in samples if g]
             if means:
-                figures[p] = {"eas": math.fsum(means) / len(means), "ci95": list(stratified_ci(samples, rng)),
+                figures[p] = {"eas": math.fsum(means) / len(means),
+                              "ci95": list(stratified_ci(samples, rng_for(group, p))),
                               "columns": len(means)}
     result["overall"] = result["overall_groups"].get(SELF_PLAY, {})
 
@@ -328,6 +313,11 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+    # what the seats said: read once, streaming; rule breaks by kind over every session
+    browser = report_html.browser_data(chosen, transcripts)
+    result["rule_breaks"] = report_html.rule_break_counts(browser[1])
+    for n in notes:
+        n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
 
     errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
     lines = ["# EconArena report", ""]
@@ -390,6 +380,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
         cols = [d["player"], d["column"], str(d["sessions"]), errored, rate, tokens]
         lines.append("| " + " | ".join(cols) + " |")
+    lines += [""] + rule_breaks_md(result["rule_breaks"])
 
     lines += ["", "## Plots", ""]
     for cell in sorted({r.cell for r in rows}):
@@ -421,7 +412,23 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
     lines += [f"| {n['file']} | {n['status']} | {n['why'] or ''} |" for n in notes]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.json").write_text(json.dumps(_json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
+    report_html.write(_json_safe(result), out, browser, transcripts)
     return result
+
+
+def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
+    """Rule breaks by kind, per player and column, for the rows that have any."""
+    lines = ["### Rule breaks by kind", "",
+             "Read from each reply by the eval's parser, over every session (examples: `report.html`)."]
+    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in sorted(cols.items())
+            if any(c[k] for k in RULE_BREAK_KINDS)]
+    if not rows:
+        return lines + ["", "No rule breaks.", ""]
+    lines += ["", "| player | column | seats | " + " | ".join(RULE_BREAK_KINDS) + " |",
+              "|---|---|---|" + "---|" * len(RULE_BREAK_KINDS)]
+    for p, col, c in rows:
+        lines.append("| " + " | ".join([p, col, str(c["seats"])] + [str(c[k]) for k in RULE_BREAK_KINDS]) + " |")
+    return lines + [""]
 
 
 DIAGNOSTIC_TITLES = {
@@ -496,6 +503,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "or 'none'; default: %(default)s")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="print the paired comparison of players A and B in every column they share")
+    parser.add_argument("--transcripts", type=_transcripts, default=report_html.DEFAULT_TRANSCRIPTS, metavar="N",
+                        help="sessions per log whose prompts and replies report.html embeds: a number, 0 for none "
+                             "or 'all' (default %(default)s); its grids and rule-break counts cover every session")
+    parser.add_argument("--open", action="store_true",
+                        help="open report.html in the default browser (prints its path where there is none)")
     opts = parser.parse_args(argv)
     models = [] if opts.references.strip().lower() == "none" else [
         m.strip() for m in opts.references.split(",") if m.strip()]
@@ -504,7 +516,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = [m for m in models if m not in known]
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    result = build(opts.paths, opts.out, models)
+    result = build(opts.paths, opts.out, models, opts.transcripts)
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]
@@ -521,11 +533,43 @@ def main(argv: Optional[list[str]] = None) -> int:
     for n in result["inputs"]:
         if n["status"] != "used" or n["why"]:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
-    print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'} and {len(result['plots'])} plots")
+    page = opts.out / "report.html"
+    print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'}, {page} and {len(result['plots'])} plots")
     errored = sum(d["errored_sessions"] for d in result["conditions"])
     if errored:
         print(f"warning: {errored} errored session(s) left out of the means; see report.md", file=sys.stderr)
+    if opts.open:
+        if open_in_browser(page):
+            print(f"opened {page.resolve()} in the browser")
+        else:
+            print(f"no browser to open it here; open this file: {page.resolve()}")
     return 0 if result["conditions"] else 1
+
+
+def _transcripts(text: str) -> Optional[int]:
+    if text.strip().lower() == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of sessions or 'all', not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("a number of sessions must be 0 or more")
+    return n
+
+
+def open_in_browser(page: Path) -> bool:
+    """Open ``page`` in the default browser where there is a desktop to show it; False where there is none
+    (a Linux machine without a display: Python's fallback would be a text browser in this terminal)."""
+    import os
+    import webbrowser
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    try:
+        return bool(webbrowser.open(page.resolve().as_uri()))
+    except webbrowser.Error:
+        return False
 
 
 if __name__ == "__main__":

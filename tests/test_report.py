@@ -218,7 +218,8 @@ def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
 
 def test_the_report_tools_import_nothing_from_evals():
     """Reading logs needs neither evals nor a key: checked in a fresh interpreter without a key."""
-    code = ("import sys, econarena_evals.report, econarena_evals.summary; "
+    code = ("import sys, econarena_evals.report, econarena_evals.report_html, econarena_evals.transcripts, "
+            "econarena_evals.summary; "
             "print(sorted(m for m in sys.modules if m == 'evals' or m.startswith(('evals.', 'openai'))))")
     proc = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
