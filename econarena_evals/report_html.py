@@ -19,6 +19,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -45,19 +46,25 @@ def _fmt(mean: Optional[float], ci: Optional[Sequence[Optional[float]]] = None) 
 
 def _num(x: Any) -> Any:
     """A number as the page shows it: at most 6 decimals, whole numbers as integers."""
-    if isinstance(x, bool) or x is None:
-        return x
-    if isinstance(x, (int, float)):
-        if not math.isfinite(x):
+    if x.__class__ is float:
+        if x != x or x in (math.inf, -math.inf):
             return None
-        r = round(float(x), 6)
-        return int(r) if r.is_integer() and abs(r) < 1e15 else r
-    return x
+        r = round(x, 6)
+        return int(r) if r.is_integer() and -1e15 < r < 1e15 else r
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return x
+    return _num(float(x)) if isinstance(x, float) else x
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_for_script(data: Any) -> str:
-    """JSON that cannot end its ``<script>`` block or open another tag, whatever strings it holds."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """JSON that cannot end its ``<script>`` block or open another tag, whatever strings it holds.
+
+    A lone surrogate (a log's "\\ud800" escape) is no character: it becomes U+FFFD, as a browser would
+    show it, rather than text no UTF-8 file can hold (and that headless Chromium fails on)."""
+    text = _SURROGATE.sub("\ufffd", json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
@@ -112,16 +119,16 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
                 params = {k: _num(event[k]) for k in ("c_bar", "prize", "assets", "fee") if k in event}
             values = event.get("values") if isinstance(event.get("values"), list) else None
             seats = []
+            run = int(event["run"])
             for seat in event["seats"]:
-                slot = (index, int(event["run"]), int(seat["seat"]))
-                seats.append([int(seat["seat"]), pindex.setdefault(str(seat["player"]), len(players)),
-                              _num(seat["action"]), 1 if seat["valid"] else 0, _num(seat["payoff"]),
-                              _num(seat["ne_action"]),
-                              _num(values[int(seat["seat"]) - 1]) if values and len(values) >= int(seat["seat"])
-                              else None,
-                              calls.kinds.get(slot)])
-                if len(players) < len(pindex):
-                    players.append(str(seat["player"]))
+                number, player = int(seat["seat"]), seat["player"]
+                if player not in pindex:
+                    pindex[player] = len(players)
+                    players.append(str(player))
+                seats.append([number, pindex[player], _num(seat["action"]), 1 if seat["valid"] else 0,
+                              _num(seat["payoff"]), _num(seat["ne_action"]),
+                              _num(values[number - 1]) if values and len(values) >= number else None,
+                              None if seat["valid"] else calls.kinds.get((index, run, number))])
             outcome = event.get("target") if "target" in event else event.get("price")
             runs.append([int(event["run"]), _num(outcome), [int(w) for w in event.get("winners") or []], seats])
         metrics = {}
@@ -150,9 +157,9 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
             "action": "choice" if game == "beauty" else "bid", "sessions": sessions, "calls": kept}
 
 
-def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[dict[str, Any]], dict[str, Any],
-                                                                            list[str]]:
-    """The browser's logs, rule breaks by player ({player: {column: {kind: n}}, examples}) and strings.
+def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[str], dict[str, Any], list[str]]:
+    """The browser's logs (each as the page's JSON text, so that a large report holds compact text rather
+    than Python lists), rule breaks by player ({player: {column: {kind: n}}, examples}) and strings.
 
     Every log is read once, streaming; rule breaks are counted over every session, calls kept for the
     first ``limit`` sessions of each log (None: all)."""
@@ -161,19 +168,10 @@ def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[d
     for c in chosen:
         keep = transcript_sessions(c.log, limit)
         calls = read_calls(c.log, c.players, keep)
-        logs.append(log_data(c, calls, keep, strings))
-        seat_player = {}
-        seats_of: dict[str, int] = {}
-        for event in c.log.runs:
-            for seat in event["seats"]:
-                seat_player[(int(event["session"]), int(event["run"]), int(seat["seat"]))] = str(seat["player"])
-                seats_of[str(seat["player"])] = seats_of.get(str(seat["player"]), 0) + 1
+        logs.append(json_for_script(log_data(c, calls, keep, strings)))
         for p in c.players:
-            counts.setdefault(p, {})[c.column] = {"seats": seats_of.get(p, 0), **{k: 0 for k in RULE_BREAK_KINDS}}
-        for slot, kind in calls.kinds.items():
-            p = seat_player[slot]
-            if p in counts and c.column in counts[p]:
-                counts[p][c.column][kind] += 1
+            counts.setdefault(p, {})[c.column] = {"seats": calls.seats.get(p, 0),
+                                                  **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
         for (p, kind), items in calls.examples.items():
             bucket = examples.setdefault(p, {}).setdefault(kind, [])
             for item in items:
@@ -314,9 +312,9 @@ def plots_html(out: Path, plots: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def render(result: Mapping[str, Any], out: Path, logs: Sequence[Mapping[str, Any]], rb: Mapping[str, Any],
-           strings: Sequence[str], limit: Optional[int]) -> str:
-    """The page, as text."""
+def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mapping[str, Any],
+           strings: Sequence[str], limit: Optional[int]) -> list[str]:
+    """The page, as pieces of text to write one after the other."""
     from .report import BOOTSTRAP_RESAMPLES, COMPONENTS
 
     players = sorted({d["player"] for d in result["conditions"]})
@@ -368,28 +366,31 @@ def render(result: Mapping[str, Any], out: Path, logs: Sequence[Mapping[str, Any
               for n in result["inputs"]]
     body.append('<section class="part"><h2 id="inputs">Inputs</h2>' + _table(["file", "status", "notes"], inputs)
                 + "</section>")
-    data = {"logs": logs, "strings": list(strings), "rb": rb, "kinds": list(RULE_BREAK_KINDS)}
     script = SCRIPT
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    head = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<title>EconArena report</title><style>" + STYLE + "</style></head><body>"
-            + "".join(body)
-            + '<script type="application/json" id="data">' + json_for_script(data) + "</script>"
-            + "<script>" + script + "</script></body></html>\n")
+            "<title>EconArena report</title><style>" + STYLE + "</style></head><body>")
+    data = ['<script type="application/json" id="data">{"logs":[']
+    for i, log in enumerate(logs):
+        data += [",", log] if i else [log]
+    data.append('],"strings":' + json_for_script(list(strings)) + ',"rb":' + json_for_script(rb) + ',"kinds":'
+                + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
+    return [head, *body, *data, "<script>" + script + "</script></body></html>\n"]
 
 
-def write(result: Mapping[str, Any], out: Path, browser: tuple[list[dict[str, Any]], dict[str, Any], list[str]],
+def write(result: Mapping[str, Any], out: Path, browser: tuple[list[str], dict[str, Any], list[str]],
           limit: Optional[int]) -> Path:
     """Write ``out/report.html`` from ``browser_data``'s answer (the plots must already be in ``out``)."""
     logs, rb, strings = browser
-    text = render(result, out, logs, rb, strings, limit)
     path = out / "report.html"
     # a lone surrogate from a log (a "\ud800" escape) cannot be UTF-8: it becomes a JSON escape again
-    path.write_bytes(text.encode("utf-8", "backslashreplace"))
+    with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
+        for part in render(result, out, logs, rb, strings, limit):
+            f.write(part)
     return path
 
 

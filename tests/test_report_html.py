@@ -29,7 +29,7 @@ ENV_SECRET = "sk-env-ENVsecret0123456789"
 SCRIPTED = "econarena/chat:my-local-model"
 EVIL_PLAYER = "evil<script>document.title='pwned-name'</script>"
 MALICIOUS = ("<script>document.title='pwned'</script></textarea><img src=x onerror=\"document.title='pwned-img'\">"
-             "&amp; &lt;b&gt; \u0000\u0007\u001b[31m \u202e {\"understanding\": \"</script><b>x</b>\", "
+             "&amp; &lt;b&gt; \u0000\u0007\u001b[31m \u202e \ud800 {\"understanding\": \"</script><b>x</b>\", "
              "\"choice\": \"<b>7</b>\", \"reason\": \"&#x3C;script&#x3E;\"}")
 CONTROL_REPLY = json.dumps({"understanding": "nul\u0000bell\u0007 &amp; <i>not italic</i>", "choice": 0,
                             "reason": "</textarea><script>document.title='pwned-valid'</script>"})
@@ -282,6 +282,7 @@ def test_a_malicious_reply_is_shown_as_text_and_runs_nothing(evil):
     assert "&amp;amp; &amp;lt;b&amp;gt;" in reply  # entities stay as they were written
     assert "\u2400\u2407\u241b[31m" in reply and "\u0000" not in reply  # control characters made visible
     assert "&lt;U+202E&gt;" in reply  # a direction override is named, not obeyed
+    assert "\ufffd" in reply  # a lone surrogate (no character) shows as the replacement character
     assert '<dd class="kind">not a number</dd>' in dom
     assert 'data-field="understanding">&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;</div>' in dom
     # a valid reply with the same tricks, one seat over
