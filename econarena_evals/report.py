@@ -51,6 +51,15 @@ def _reference_style(i: int) -> dict[str, Any]:
             "linewidth": 1.5, "markersize": 5}
 
 
+def _spread(ys: Sequence[float], gap: float) -> list[float]:
+    """Label heights near ``ys`` (same order), at least ``gap`` apart, so that labels do not overlap."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for prev, i in zip(order, order[1:]):
+        out[i] = max(out[i], out[prev] + gap)
+    return out
+
+
 def _short(label_text: str) -> str:
     """A reference's name for a label on the plot: the model, without the setting."""
     return label_text.split(" (")[0].split(":")[0]
@@ -151,7 +160,7 @@ def _plt():
 
 
 def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
-                     references: Sequence[Reference] = (), with_history: bool = False) -> list[str]:
+                     references: Sequence[Reference] = (), with_history: bool = False) -> dict[str, Any]:
     """One line per player (mean d by run); where the cell shows history, the game's human series
     (people who saw each period's result) and published series of other benchmarks, each labelled.
 
@@ -161,32 +170,38 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
     longest = max((len(ys) for ys in series.values()), default=0)
     for player, ys in sorted(series.items()):
-        ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
+        if ys:  # a player whose every session errored has no line
+            ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
     lines_refs = [r for r in references if r.kind == "line"] if with_history else []
     for i, ref in enumerate(lines_refs):
         ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
-        ax.annotate(_short(ref.label), (ref.xs[-1], ref.ys[-1]), xytext=(4, 0), textcoords="offset points",
-                    fontsize=7, color=REFERENCE_GREYS[i % 4], va="center")
     if with_history and game.REPORT.human_convergence is not None:
         human_label, human_series = game.REPORT.human_convergence
         ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
                 marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
     elif game.REPORT.human_convergence is not None:
-        ax.text(0.99, 0.97, "no history shown in this cell: no published learning curve applies",
-                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="grey")
+        ax.text(1.01, 0.0, "No history in this cell,\nso no learning curve of\npeople or models who\nsaw "
+                "results is shown.", transform=ax.transAxes, ha="left", va="bottom", fontsize=8, color="grey")
+    if lines_refs:  # each published model named at the end of its line, the names kept apart
+        top = max([max(r.ys) for r in lines_refs] + [max(ys) for ys in series.values() if ys] + [0.1])
+        heights = _spread([r.ys[-1] for r in lines_refs], 0.045 * top)
+        for i, (ref, y) in enumerate(zip(lines_refs, heights)):
+            ax.annotate(_short(ref.label), (ref.xs[-1], ref.ys[-1]), xytext=(ref.xs[-1] + 0.25, y),
+                        textcoords="data", fontsize=7, color=REFERENCE_GREYS[i % 4], va="center",
+                        arrowprops={"arrowstyle": "-", "color": REFERENCE_GREYS[i % 4], "linewidth": 0.6})
     ax.set_xlabel("run")
     ax.set_ylabel(game.REPORT.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     if longest:
-        ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + 0.9)  # room for the labels
+        ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + (2.2 if lines_refs else 0.5))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    labels = [line.get_label() for line in ax.get_lines()]
+    plotted = {"lines": [line.get_label() for line in ax.get_lines()], "x_range": [float(x) for x in ax.get_xlim()]}
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-    return labels
+    return plotted
 
 
 def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -197,7 +212,7 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
 
 
 def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
-                   first_runs: Sequence[dict[str, Any]] = (), references: Sequence[Reference] = ()) -> list[str]:
+                   first_runs: Sequence[dict[str, Any]] = (), references: Sequence[Reference] = ()) -> dict[str, Any]:
     """Cumulative distribution of first-run choices, one line per player, and the human one.
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
@@ -220,10 +235,12 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
         style = _reference_style(i)
         if ref.kind == "cdf":
             ax.plot(ref.xs, ref.ys, label=ref.label, **style)
-            # the name where the curve passes one half, offset by rank so that four names do not collide
-            k = next((j for j, y in enumerate(ref.ys) if y >= 0.5), len(ref.ys) - 1)
-            ax.annotate(_short(ref.label), (ref.xs[k], ref.ys[k]), xytext=(6, -10 - 9 * i),
-                        textcoords="offset points", fontsize=7, color=style["color"])
+            # the name where the curve passes its own height (one per model), so that four names do not collide
+            level = 0.2 + 0.17 * (i % 4)
+            k = next((j for j, y in enumerate(ref.ys) if y >= level), len(ref.ys) - 1)
+            ax.annotate(_short(ref.label), (ref.xs[k], ref.ys[k]), xytext=(7, -3), textcoords="offset points",
+                        fontsize=7, color=style["color"], va="top",
+                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
             right = max(right, max(ref.xs))
         else:
             ax.axvline(ref.xs[0], label=ref.label, **{k: v for k, v in style.items() if not k.startswith("marker")})
@@ -241,11 +258,12 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    plotted = {"lines": [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")],
+               "x_range": [float(x) for x in ax.get_xlim()]}
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-    return labels
+    return plotted
 
 
 def label(row: Row) -> str:
@@ -403,8 +421,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
                                                               line_refs, with_history)),
                  (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
                                                           first_runs, run_refs)))
-        for name, plot_lines in plots:
-            result["plots"][name] = {"lines": plot_lines}
+        for name, plotted in plots:
+            result["plots"][name] = plotted
             lines.append(f"![{name}]({name})")
         lines.append("")
 
