@@ -152,9 +152,15 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
     outcome_name = "target" if any("target" in e for e in log.runs) else "price"
     game = log.game or ""
     return {"col": c.column, "cell": log.cell, "game": game, "file": log.path.name,
-            "command": redact_command(str(command)) if command else "", "finished": c.finished,
+            "command": _command(str(command)) if command else "", "finished": c.finished,
             "players": players, "rows": list(c.players), "outcome": outcome_name,
             "action": "choice" if game == "beauty" else "bid", "sessions": sessions, "calls": kept}
+
+
+def _command(command: str) -> str:
+    """The recorded command line as a reader wants it: no secrets, and the program by its name, not its path."""
+    words = redact_command(command).split(" ", 1)
+    return " ".join([Path(words[0]).name] + words[1:])
 
 
 def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[str], dict[str, Any], list[str]]:
@@ -413,7 +419,7 @@ table.sortable thead th{cursor:pointer;user-select:none}
 table.sortable thead th[aria-sort=ascending]::after{content:" \\25B2"}
 table.sortable thead th[aria-sort=descending]::after{content:" \\25BC"}
 tfoot td{color:#666;font-style:italic;background:#fafafa}
-table.metric td:first-child{font-weight:600}
+table.metric td{white-space:nowrap;font-variant-numeric:tabular-nums}table.metric td:first-child{font-weight:600}
 .picker{margin:8px 0;display:flex;gap:14px;flex-wrap:wrap}select{font-size:13px;max-width:420px}
 #sb-info{margin:4px 0 8px;color:#333}
 table.grid td{padding:0}table.grid th{font-size:12px}table.grid th .who{font-weight:400;color:#555;display:block}
@@ -422,7 +428,9 @@ button.cell{display:block;width:100%;min-width:118px;text-align:left;border:0;ba
 font:12px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;cursor:pointer}
 button.cell:hover{background:#eef4ff}button.cell.sel{outline:2px solid #1f6feb;background:#e3edff}
 button.cell.bad{background:#fdecea}button.cell.bad.sel{background:#f9d5d1}
-button.cell.me{border-left:4px solid #1f6feb}
+button.cell.me{border-left:4px solid #1f6feb}button.cell.won{background:#eaf7ee}
+button.cell.won.sel{background:#d4f0dc}.legend{font-size:12px;color:#555;margin:4px 0}
+.legend span{display:inline-block;padding:0 6px;margin-right:10px}
 button.cell .a{font-weight:700;font-size:13px}button.cell .k{color:#b42318;font-weight:600}
 button.cell .ok{color:#1a7f37}button.cell .d{color:#555}
 #sb-detail{margin-top:10px}
@@ -618,14 +626,16 @@ SCRIPT = r"""
       seats.forEach(function (s) {
         var td = el("td"), c = bySeat[s];
         if (c) {
-          var b = el("button", "cell" + (c[3] ? "" : " bad") + (seatLabel(L, c[1]) === state.player ? " me" : ""));
+          var won = r[2].indexOf(s) >= 0;
+          var b = el("button", "cell" + (c[3] ? "" : " bad") + (won ? " won" : "") +
+            (seatLabel(L, c[1]) === state.player ? " me" : ""));
           b.type = "button";
           b.setAttribute("data-run", String(r[0] + 1));
           b.setAttribute("data-seat", String(s));
           b.setAttribute("data-player", seatLabel(L, c[1]));
           b.appendChild(el("span", "a", num(c[2])));
           b.appendChild(document.createTextNode(" "));
-          b.appendChild(c[3] ? el("span", "ok", "valid") : el("span", "k", c[7] || "rule break"));
+          b.appendChild(c[3] ? el("span", "ok", won ? "valid, won" : "valid") : el("span", "k", c[7] || "rule break"));
           b.appendChild(el("br"));
           b.appendChild(el("span", "d", "payoff " + num(c[4]) + " · NE " + num(c[5]) +
             (c[6] !== null ? " · v " + num(c[6]) : "")));
@@ -641,6 +651,19 @@ SCRIPT = r"""
       tb.appendChild(tr);
     });
     t.appendChild(tb);
+    var legend = el("div", "legend");
+    legend.appendChild(el("span", null, "cell: " + L.action + ", valid or the kind of rule break; payoff; NE = the " +
+      "equilibrium action" + (L.outcome === "price" ? "; v = the seat's private value" : "")));
+    var me = el("span", null, state.player + "'s seats");
+    me.style.borderLeft = "4px solid #1f6feb";
+    legend.appendChild(me);
+    var won = el("span", null, "won the run");
+    won.style.background = "#eaf7ee";
+    legend.appendChild(won);
+    var bad = el("span", null, "rule break");
+    bad.style.background = "#fdecea";
+    legend.appendChild(bad);
+    grid.appendChild(legend);
     grid.appendChild(t);
     var done = S0.runs.length;
     if (S0.errored) grid.appendChild(el("p", "note", done + " run(s) finished before the error."));

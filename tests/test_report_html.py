@@ -208,7 +208,8 @@ def test_a_session_grid_shows_the_log_and_a_cell_shows_the_reply(logs, report):
             cell = re.search(where + r"[^>]*>(.*?)</button>", grid).group(1)
             assert f'<span class="a">{fmt(seat["action"])}</span>' in cell
             assert f"payoff {fmt(seat['payoff'])}" in cell and f"NE {fmt(seat['ne_action'])}" in cell
-            assert ('class="ok">valid<' in cell) == seat["valid"]
+            assert ('class="ok">valid' in cell) == seat["valid"]
+            assert ("won" in cell) == (seat["seat"] in r["winners"])
     detail = dom[dom.index('id="sb-detail"'):]
     assert '<dd class="kind">out of range</dd>' in detail
     # the reply shown is the one this seat sent in this session: its prompt names the seat, the run and c̄
