@@ -112,7 +112,10 @@ def legend(chosen: list[Chosen]) -> str:
     share = ", ".join(f"{1 / n:.3f}" for n in seats)
     lows: dict[str, list[float]] = {"rule_break": [], "random": []}
     nash: list[float] = []
+    first_of_column = {}  # every log of a column holds the same sessions: one is enough
     for c in chosen:
+        first_of_column.setdefault(c.column, c)
+    for c in first_of_column.values():
         eas = floors(c.log)["eas"]
         for k in lows:
             if eas.get(k) is not None:
