@@ -117,3 +117,15 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
                     **{k: None if math.isnan(v) else round(v, 12) for k, v in figures.items()},
                     "sessions": int(stats["sessions"][i])})
     return out
+
+
+# How the report titles and explains each kind of game diagnostic (report.md and report.html).
+DIAGNOSTIC_TITLES = {
+    "depth": ("Depth of reasoning (τ)",
+              "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
+              "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
+              "(contract §10). People: τ ≈ 1.5."),
+    "bids": ("Bids: what the EAS hides",
+             "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
+             "and the mean bid / value."),
+}

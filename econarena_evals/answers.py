@@ -77,11 +77,8 @@ def number_of(value: Any) -> Optional[float]:
     return None
 
 
-def parse_choice(text: Any) -> Optional[float]:
-    """The ``choice`` of the last top-level JSON object that has one, as a float; None if none.
-
-    Never raises: whatever a model sends is either a number or a rule break.
-    """
+def answer_object(text: Any) -> Optional[dict[str, Any]]:
+    """The last top-level JSON object with a ``choice`` key, the one that decides (contract §5)."""
     if not isinstance(text, str):
         return None
     text = _FENCE.sub("", strip_reasoning(text))
@@ -89,5 +86,45 @@ def parse_choice(text: Any) -> Optional[float]:
         return None
     for obj in reversed(top_level_objects(text)):
         if "choice" in obj:
-            return number_of(obj["choice"])
+            return obj
     return None
+
+
+def parse_choice(text: Any) -> Optional[float]:
+    """The ``choice`` of the last top-level JSON object that has one, as a float; None if none.
+
+    Never raises: whatever a model sends is either a number or a rule break.
+    """
+    obj = answer_object(text)
+    return None if obj is None else number_of(obj["choice"])
+
+
+# The kinds of rule break the report tells apart (``rule_break_kind``), in the order it lists them.
+NO_JSON, NOT_A_NUMBER, OUT_OF_RANGE = "no JSON object", "not a number", "out of range"
+CUT_OFF, NO_ANSWER = "cut off at token limit", "no answer or error"
+RULE_BREAK_KINDS = (NO_JSON, NOT_A_NUMBER, OUT_OF_RANGE, CUT_OFF, NO_ANSWER)
+
+
+def rule_break_kind(reply: Any, lo: float, hi: float, finish_reason: Optional[str] = None) -> Optional[str]:
+    """Why a reply breaks the rules of a game whose valid actions are [lo, hi]; None if it does not.
+
+    The same reading as the eval's (``parse_choice``): a reply the endpoint cut off at its token
+    limit (``finish_reason`` "length") that still holds a valid choice is no rule break; one that
+    does not is "cut off at token limit" whatever else is wrong with it. No reply at all (the call
+    failed, or an empty text) is "no answer or error"; no object with ``choice`` (or an answer over
+    ``MAX_ANSWER_CHARS``) is "no JSON object"; a boolean, non-numeric, NaN or infinite choice is
+    "not a number"; a finite number outside [lo, hi] is "out of range".
+    """
+    if not isinstance(reply, str) or not reply.strip():
+        return NO_ANSWER
+    obj = answer_object(reply)
+    choice = None if obj is None else number_of(obj["choice"])
+    if choice is not None and math.isfinite(choice) and lo <= choice <= hi:
+        return None
+    if finish_reason == "length":
+        return CUT_OFF
+    if obj is None:
+        return NO_JSON
+    if choice is None or not math.isfinite(choice):
+        return NOT_A_NUMBER
+    return OUT_OF_RANGE

@@ -36,7 +36,7 @@ from .games import get as get_game
 from .prompts import PastRun
 from .sessions import Session, history_window, seat_players, unique_names, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
-from .transcripts import SEAT_TAG
+from .filing import SEAT_TAG
 from .answers import parse_choice
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .analysis import comparisons, diagnostics, floors
+from . import report_html
+from .analysis import DIAGNOSTIC_TITLES, comparisons, diagnostics, floors
 from .fnsettings import show_value
+from .intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, metric_interval, rng_for,  # noqa: F401
+                        stratified_ci)
 from .games import GAMES, Game
 from .games.protocol import Reference
 from .paired import format_comparison
@@ -32,14 +35,35 @@ from .games import get as get_game
 from .logs import EvalLog
 from .metrics import COMPONENTS, METRICS, distance_to_ne
 from .games import outcome_from_event
-from .redact import redact_mapping
+from .redact import redact_mapping, redact_text
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen, select
+from .answers import RULE_BREAK_KINDS
 
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 1995
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
-# published series of other benchmarks: dotted, in greys, so they never pass for a player here
+# Published series of other benchmarks: greys, so they never pass for a player here, each with its
+# own dash pattern and marker so that four of them can be told apart, and labelled on the plot.
 REFERENCE_GREYS = ("#303030", "#606060", "#8a8a8a", "#b0b0b0")
+REFERENCE_DASHES = ((0, (1, 1.5)), (0, (5, 2)), (0, (6, 2, 1, 2)), (0, (2, 3)))
+REFERENCE_MARKERS = ("^", "s", "D", "v")
+
+
+def _reference_style(i: int) -> dict[str, Any]:
+    return {"color": REFERENCE_GREYS[i % 4], "linestyle": REFERENCE_DASHES[i % 4], "marker": REFERENCE_MARKERS[i % 4],
+            "linewidth": 1.5, "markersize": 5}
+
+
+def _spread(ys: Sequence[float], gap: float) -> list[float]:
+    """Label heights near ``ys`` (same order), at least ``gap`` apart, so that labels do not overlap."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for prev, i in zip(order, order[1:]):
+        out[i] = max(out[i], out[prev] + gap)
+    return out
+
+
+def _short(label_text: str) -> str:
+    """A reference's name for a label on the plot: the model, without the setting."""
+    return label_text.split(" (")[0].split(":")[0]
 DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-1.5-pro")
 
 
@@ -62,27 +86,6 @@ class Row:
     tokens: Optional[float] = None  # mean total tokens per session, from evals' usage totals
     key: str = ""  # the player's name in the log's events (metric keys, seats)
     settings: Optional[dict[str, Any]] = None  # its econarena_players entry (or the command line's)
-
-
-def bootstrap_ci(values: Sequence[float], rng: random.Random) -> tuple[float, float]:
-    """95 % percentile interval of the mean, resampling sessions."""
-    if len(values) < 2:
-        return (values[0], values[0]) if values else (math.nan, math.nan)
-    n = len(values)
-    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
-    return means[int(0.025 * BOOTSTRAP_RESAMPLES)], means[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
-
-
-def stratified_ci(groups: Sequence[Sequence[float]], rng: random.Random) -> tuple[float, float]:
-    """95 % interval of the mean of group means, resampling sessions within each group."""
-    groups = [g for g in groups if g]
-    if not groups:
-        return (math.nan, math.nan)
-    stats = []
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        stats.append(math.fsum(math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups) / len(groups))
-    stats.sort()
-    return stats[int(0.025 * BOOTSTRAP_RESAMPLES)], stats[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
 
 
 def rows_of(chosen: Chosen) -> list[Row]:
@@ -163,31 +166,48 @@ def _plt():
 
 
 def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
-                     references: Sequence[Reference] = ()) -> list[str]:
-    """One line per player (mean d by run), the game's human series if the literature has one, and
-    published series of other benchmarks (dotted, grey shades) where the cell shows history."""
+                     references: Sequence[Reference] = (), with_history: bool = False) -> dict[str, Any]:
+    """One line per player (mean d by run); where the cell shows history, the game's human series
+    (people who saw each period's result) and published series of other benchmarks, each labelled.
+
+    A cell without history gets no learning curve of people or models who saw feedback: its runs
+    are ten one-shot games, and a falling reference next to them would be read as a target."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
+    longest = max((len(ys) for ys in series.values()), default=0)
     for player, ys in sorted(series.items()):
-        ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
-    for i, ref in enumerate(r for r in references if r.kind == "line"):
-        ax.plot(ref.xs, ref.ys, linestyle=":", marker=".", linewidth=1.5, color=REFERENCE_GREYS[i % 4],
-                label=ref.label)
-    if game.REPORT.human_convergence is not None:
+        if ys:  # a player whose every session errored has no line
+            ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
+    lines_refs = [r for r in references if r.kind == "line"] if with_history else []
+    for i, ref in enumerate(lines_refs):
+        ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
+    if with_history and game.REPORT.human_convergence is not None:
         human_label, human_series = game.REPORT.human_convergence
         ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
                 marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
+    elif game.REPORT.human_convergence is not None:
+        ax.text(1.01, 0.0, "No history in this cell,\nso no learning curve of\npeople or models who\nsaw "
+                "results is shown.", transform=ax.transAxes, ha="left", va="bottom", fontsize=8, color="grey")
+    if lines_refs:  # each published model named at the end of its line, the names kept apart
+        top = max([max(r.ys) for r in lines_refs] + [max(ys) for ys in series.values() if ys] + [0.1])
+        heights = _spread([r.ys[-1] for r in lines_refs], 0.045 * top)
+        for i, (ref, y) in enumerate(zip(lines_refs, heights)):
+            ax.annotate(_short(ref.label), (ref.xs[-1], ref.ys[-1]), xytext=(ref.xs[-1] + 0.25, y),
+                        textcoords="data", fontsize=7, color=REFERENCE_GREYS[i % 4], va="center",
+                        arrowprops={"arrowstyle": "-", "color": REFERENCE_GREYS[i % 4], "linewidth": 0.6})
     ax.set_xlabel("run")
     ax.set_ylabel(game.REPORT.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}")
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
+    if longest:
+        ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + (2.2 if lines_refs else 0.5))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    labels = [line.get_label() for line in ax.get_lines()]
+    plotted = {"lines": [line.get_label() for line in ax.get_lines()], "x_range": [float(x) for x in ax.get_xlim()]}
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-    return labels
+    return plotted
 
 
 def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -198,7 +218,7 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
 
 
 def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
-                   first_runs: Sequence[dict[str, Any]] = (), references: Sequence[Reference] = ()) -> list[str]:
+                   first_runs: Sequence[dict[str, Any]] = (), references: Sequence[Reference] = ()) -> dict[str, Any]:
     """Cumulative distribution of first-run choices, one line per player, and the human one.
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
@@ -207,19 +227,32 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
     labels_of = game.REPORT
+    right = labels_of.first_run_max  # the axis covers every share drawn (a random bid can be 3 v and more)
     for player, xs in sorted(shares.items()):
         if xs:
             ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
+            right = max(right, max(xs))
     human = human_first_run_model(game, first_runs)
     if human:
         ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
                 drawstyle="steps-post", label=labels_of.human)
+        right = max(right, max(human))
     for i, ref in enumerate(r for r in references if r.kind in ("cdf", "vline")):
-        colour = REFERENCE_GREYS[i % 4]
+        style = _reference_style(i)
         if ref.kind == "cdf":
-            ax.plot(ref.xs, ref.ys, linestyle=":", linewidth=1.5, color=colour, label=ref.label)
+            ax.plot(ref.xs, ref.ys, label=ref.label, **style)
+            # the name where the curve passes its own height (one per model), so that four names do not collide
+            level = 0.2 + 0.17 * (i % 4)
+            k = next((j for j, y in enumerate(ref.ys) if y >= level), len(ref.ys) - 1)
+            ax.annotate(_short(ref.label), (ref.xs[k], ref.ys[k]), xytext=(7, -3), textcoords="offset points",
+                        fontsize=7, color=style["color"], va="top",
+                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+            right = max(right, max(ref.xs))
         else:
-            ax.axvline(ref.xs[0], linestyle=":", linewidth=1.5, color=colour, label=ref.label)
+            ax.axvline(ref.xs[0], label=ref.label, **{k: v for k, v in style.items() if not k.startswith("marker")})
+            ax.text(ref.xs[0], 1.0 - 0.06 * i, " " + _short(ref.label), color=style["color"], fontsize=7,
+                    va="top")
+            right = max(right, ref.xs[0])
     if labels_of.human_marker is not None:
         x, text = labels_of.human_marker
         ax.axvline(x, color="grey", linestyle=":", linewidth=1)
@@ -227,15 +260,16 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     ax.set_xlabel(labels_of.first_run)
     ax.set_ylabel("share of first-run choices at or below x")
     ax.set_title(f"First-run choices, {cell}")
-    ax.set_xlim(-0.01, labels_of.first_run_max)
+    ax.set_xlim(-0.01 * right, right * 1.02)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    plotted = {"lines": [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")],
+               "x_range": [float(x) for x in ax.get_xlim()]}
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-    return labels
+    return plotted
 
 
 def label(row: Row) -> str:
@@ -251,11 +285,13 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
     return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES) -> dict[str, Any]:
+def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
+          transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS) -> dict[str, Any]:
+    """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
+    log whose prompts and replies report.html embeds (None: all)."""
     out.mkdir(parents=True, exist_ok=True)
     chosen, notes = select(paths)
     logs = [c.log for c in chosen]
-    rng = random.Random(BOOTSTRAP_SEED)
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
     columns = sorted({r.column for r in rows})
@@ -267,7 +303,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         for m in METRICS:
             values = [s[m] for s in c.sessions if s[m] is not None]
             metrics[m] = {"mean": round(math.fsum(values) / len(values), 12) if values else None,
-                          "ci95": list(bootstrap_ci(values, rng)) if values else None}
+                          "ci95": list(metric_interval(values, c.column, c.player, m)) if values else None}
         result["conditions"].append({
             "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
             "finished": c.finished, "sessions": len(c.sessions), "errored_sessions": c.errored,
@@ -284,7 +320,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
                        if (p, col) in by_key and by_key[(p, col)].group == group]
             means = [math.fsum(g) / len(g) for g in samples if g]
             if means:
-                figures[p] = {"eas": math.fsum(means) / len(means), "ci95": list(stratified_ci(samples, rng)),
+                figures[p] = {"eas": math.fsum(means) / len(means),
+                              "ci95": list(stratified_ci(samples, rng_for(group, p))),
                               "columns": len(means)}
     result["overall"] = result["overall_groups"].get(SELF_PLAY, {})
 
@@ -301,6 +338,11 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+    # what the seats said: read once, streaming; rule breaks by kind over every session
+    browser = report_html.browser_data(chosen, transcripts)
+    result["rule_breaks"] = report_html.rule_break_counts(browser[1])
+    for n in notes:
+        n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
 
     errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
     lines = ["# EconArena report", ""]
@@ -363,6 +405,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
         cols = [d["player"], d["column"], str(d["sessions"]), errored, rate, tokens]
         lines.append("| " + " | ".join(cols) + " |")
+    lines += [""] + rule_breaks_md(result["rule_breaks"])
 
     lines += players_md(result["conditions"])
     lines += ["", "## Plots", ""]
@@ -383,11 +426,11 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         line_refs = game.references("convergence", references) if with_history else []
         run_refs = game.references("first_run", references)
         plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png",
-                                                              line_refs)),
+                                                              line_refs, with_history)),
                  (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
                                                           first_runs, run_refs)))
-        for name, plot_lines in plots:
-            result["plots"][name] = {"lines": plot_lines}
+        for name, plotted in plots:
+            result["plots"][name] = plotted
             lines.append(f"![{name}]({name})")
         lines.append("")
 
@@ -395,18 +438,23 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
     lines += [f"| {n['file']} | {n['status']} | {n['why'] or ''} |" for n in notes]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.json").write_text(json.dumps(_json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
+    report_html.write(_json_safe(result), out, browser, transcripts)
     return result
 
 
-DIAGNOSTIC_TITLES = {
-    "depth": ("Depth of reasoning (τ)",
-              "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
-              "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
-              "(contract §10). People: τ ≈ 1.5."),
-    "bids": ("Bids: what the EAS hides",
-             "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
-             "and the mean bid / value."),
-}
+def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
+    """Rule breaks by kind, per player and column, for the rows that have any."""
+    lines = ["### Rule breaks by kind", "",
+             "Read from each reply by the eval's parser, over every session (examples: `report.html`)."]
+    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in sorted(cols.items())
+            if any(c[k] for k in RULE_BREAK_KINDS)]
+    if not rows:
+        return lines + ["", "No rule breaks.", ""]
+    lines += ["", "| player | column | seats | " + " | ".join(RULE_BREAK_KINDS) + " |",
+              "|---|---|---|" + "---|" * len(RULE_BREAK_KINDS)]
+    for p, col, c in rows:
+        lines.append("| " + " | ".join([p, col, str(c["seats"])] + [str(c[k]) for k in RULE_BREAK_KINDS]) + " |")
+    return lines + [""]
 
 
 def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> list[str]:
@@ -488,6 +536,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "or 'none'; default: %(default)s")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="print the paired comparison of players A and B in every column they share")
+    parser.add_argument("--transcripts", type=_transcripts, default=report_html.DEFAULT_TRANSCRIPTS, metavar="N",
+                        help="sessions per log whose prompts and replies report.html embeds: a number, 0 for none "
+                             "or 'all' (default %(default)s); its grids and rule-break counts cover every session")
+    parser.add_argument("--open", action="store_true",
+                        help="open report.html in the default browser (prints its path where there is none)")
     opts = parser.parse_args(argv)
     models = [] if opts.references.strip().lower() == "none" else [
         m.strip() for m in opts.references.split(",") if m.strip()]
@@ -496,7 +549,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = [m for m in models if m not in known]
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    result = build(opts.paths, opts.out, models)
+    result = build(opts.paths, opts.out, models, opts.transcripts)
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]
@@ -513,11 +566,43 @@ def main(argv: Optional[list[str]] = None) -> int:
     for n in result["inputs"]:
         if n["status"] != "used" or n["why"]:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
-    print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'} and {len(result['plots'])} plots")
+    page = opts.out / "report.html"
+    print(f"wrote {opts.out / 'report.md'}, {opts.out / 'report.json'}, {page} and {len(result['plots'])} plots")
     errored = sum(d["errored_sessions"] for d in result["conditions"])
     if errored:
         print(f"warning: {errored} errored session(s) left out of the means; see report.md", file=sys.stderr)
+    if opts.open:
+        if open_in_browser(page):
+            print(f"opened {page.resolve()} in the browser")
+        else:
+            print(f"no browser to open it here; open this file: {page.resolve()}")
     return 0 if result["conditions"] else 1
+
+
+def _transcripts(text: str) -> Optional[int]:
+    if text.strip().lower() == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of sessions or 'all', not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("a number of sessions must be 0 or more")
+    return n
+
+
+def open_in_browser(page: Path) -> bool:
+    """Open ``page`` in the default browser where there is a desktop to show it; False where there is none
+    (a Linux machine without a display: Python's fallback would be a text browser in this terminal)."""
+    import os
+    import webbrowser
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    try:
+        return bool(webbrowser.open(page.resolve().as_uri()))
+    except webbrowser.Error:
+        return False
 
 
 if __name__ == "__main__":

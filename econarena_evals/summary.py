@@ -14,15 +14,37 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from .analysis import floors
 from .fnsettings import FALLBACK_NOTE
+from .intervals import metric_interval
 from .logs import EvalLog, find_logs
 from .metrics import METRICS, rescore_events
+from .redact import redact_text
 from .resume import hint
 from .selection import Chosen, select
 
 
 def _fmt(x: object) -> str:
     return f"{x:.3f}" if isinstance(x, float) else "-" if x is None else str(x)
+
+
+def _with_interval(mean: object, values: list[float], column: str, player: str, metric: str) -> str:
+    """'0.723 [0.712, 0.735]': the mean and the report's 95 % interval over sessions."""
+    if not isinstance(mean, (int, float)) or len(values) < 2:
+        return _fmt(mean)
+    lo, hi = metric_interval(values, column, player, metric)
+    return f"{float(mean):.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def session_values(log: EvalLog, player: str, metric: str) -> list[float]:
+    """One player's per-session figures of a metric, over the finished sessions."""
+    key = metric if player == log.players[0] else f"{metric}/{player}"
+    return [float(s[key]) for s in log.sessions if not s.get("errored") and s.get(key) is not None]
+
+
+LEGEND = ("mean [95 % bootstrap interval over sessions]; each part in [0, 1], higher = more rational; eas = mean of "
+          "the five. In self-play every seat is one player, so win_rate is 1/seats ({share}) by construction, and so "
+          "is beauty rationality unless seats tie: they separate players only in arena and opponent cells. ")
 
 
 def figures(log: EvalLog) -> dict[str, Any]:
@@ -56,7 +78,7 @@ def holes(c: Chosen) -> list[str]:
     out = []
     if c.errored:
         first = next(s.get("error") for s in c.log.sessions if s.get("errored"))
-        out.append(f"{c.errored} errored session(s); first: {first}")
+        out.append(f"{c.errored} errored session(s); first: {redact_text(str(first))}")
     expected = expected_sessions(c.log)
     if expected is not None and len(c.log.sessions) < expected:
         out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
@@ -74,13 +96,40 @@ def table(chosen: list[Chosen]) -> str:
             keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
             if i > 0 and report.get(keys[0]) is None:
                 continue  # a player that sat nowhere in a finished session
-            rows.append([row_label, c.column] + [_fmt(report.get(k)) for k in keys]
+            cells = [_with_interval(report.get(k), session_values(c.log, player, m), c.column, player, m)
+                     for m, k in zip(METRICS, keys)]
+            rows.append([row_label, c.column] + cells
                         + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
                            "finished" if c.finished else "PARTIAL"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def legend(chosen: list[Chosen]) -> str:
+    """One line under the table: what the columns mean, and where the EAS starts in these columns."""
+    seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
+    share = ", ".join(f"{1 / n:.3f}" for n in seats)
+    lows: dict[str, list[float]] = {"rule_break": [], "random": []}
+    nash: list[float] = []
+    first_of_column = {}  # every log of a column holds the same sessions: one is enough
+    for c in chosen:
+        first_of_column.setdefault(c.column, c)
+    for c in first_of_column.values():
+        eas = floors(c.log)["eas"]
+        for k in lows:
+            if eas.get(k) is not None:
+                lows[k].append(eas[k])
+        if eas.get("nash") is not None:
+            nash.append(eas["nash"])
+
+    def span(xs: list[float]) -> str:
+        return "-" if not xs else f"{min(xs):.3f}" if max(xs) - min(xs) < 5e-4 else f"{min(xs):.3f}-{max(xs):.3f}"
+
+    return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
+            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}; Nash play {span(nash)} "
+            "(every metric's: econarena-report).")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -106,6 +155,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
     print(table(chosen))
+    print(legend(chosen))
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:

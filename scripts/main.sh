@@ -33,4 +33,4 @@ econarena-summary "$RUN_DIR" --strict
 echo
 REPORT_DIR=${REPORT_DIR:-econarena-report}
 econarena-report "$RUN_DIR" --out "$REPORT_DIR"
-echo "logs in $RUN_DIR; open $REPORT_DIR/report.md for the leaderboard and plots"
+echo "logs in $RUN_DIR; open $REPORT_DIR/report.html (or report.md) for the leaderboard, plots and sessions"

@@ -26,7 +26,7 @@ CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
 
 # What a test (or a fixture it uses) does when it starts a process or a server: such a test is
 # marked e2e, so `python -m pytest -m "not e2e"` is the fast inner loop.
-_STARTS_PROCESSES = ("cli(", "subprocess", "OpenAIServer(", "run_cli(", "oaieval(", "oaievalset_logs(", "Popen(",
+_STARTS_PROCESSES = ("cli(", "subprocess.", "OpenAIServer(", "run_cli(", "oaieval(", "oaievalset_logs(", "Popen(",
                      "limited(")
 
 
@@ -67,7 +67,7 @@ USER_SETTINGS = ("OPENAI_", "AZURE_OPENAI_", "EVALS_", "ECONARENA_")
 
 @pytest.fixture(autouse=True)
 def _hermetic_environment(monkeypatch) -> None:
-    """In-process tests see none of the user's keys, endpoints or settings (subprocesses get
+    """In-process tests see none of the user's keys, endpoints or settings (child processes get
     base_env(), which leaves them out too)."""
     for name in list(os.environ):
         if name.startswith(USER_SETTINGS):

@@ -14,7 +14,7 @@ from conftest import CELLS, REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import EvalLog, read_log
 from econarena_evals.metrics import METRICS
-from econarena_evals.transcripts import filing_problems
+from econarena_evals.filing import filing_problems
 
 
 def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) -> EvalLog:

@@ -13,7 +13,7 @@ from conftest import REGISTRY, base_env, cli, run_cli
 from test_e2e import assert_rescores, oaieval
 
 from econarena_evals.logs import read_log
-from econarena_evals.transcripts import filing_problems, read_sessions
+from econarena_evals.filing import filing_problems, read_sessions
 
 pytestmark = pytest.mark.e2e
 

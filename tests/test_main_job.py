@@ -45,6 +45,7 @@ def test_main_job_reports_only_its_own_logs(tmp_path):
         path.unlink(missing_ok=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert found, "the other process wrote no log while main.sh ran"
+    assert (report_dir / "report.html").is_file() and (report_dir / "report.md").is_file()
     data = json.loads((report_dir / "report.json").read_text())
     files = {Path(n["file"]) for n in data["inputs"]}
     assert len(files) == 10 and all(run_dir in f.parents for f in files)

@@ -17,7 +17,7 @@ from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
 
 from econarena_evals.logs import read_log
-from econarena_evals.transcripts import filing_problems
+from econarena_evals.filing import filing_problems
 
 pytestmark = pytest.mark.e2e
 

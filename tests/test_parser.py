@@ -86,3 +86,48 @@ def test_parser_never_raises_on_json_like_answers(value, before, after):
     text = before + json.dumps({"choice": value}) + after
     got = parse_choice(text)
     assert got is None or isinstance(got, float)
+
+
+# ---- why a reply breaks the rules (the report's kinds), read by the same parser ----
+
+KIND_CASES = [
+    ("valid", '{"choice": 12}', None, None),
+    ("valid at both ends", '{"choice": 0} {"choice": 40}', None, None),
+    ("valid though cut off after the object", '{"choice": 12} and my reason is that becau', None, "length"),
+    ("prose only", "I choose 12.", "no JSON object", None),
+    ("object without choice", '{"answer": 12}', "no JSON object", None),
+    ("nested choice only", '{"a": {"choice": 3}}', "no JSON object", None),
+    ("string that is no number", '{"choice": "twelve"}', "not a number", None),
+    ("two numbers in a string", '{"choice": "12 or 13"}', "not a number", None),
+    ("boolean", '{"choice": true}', "not a number", None),
+    ("NaN", '{"choice": NaN}', "not a number", None),
+    ("infinite", '{"choice": 1e999}', "not a number", None),
+    ("above the range", '{"choice": 41}', "out of range", None),
+    ("negative", '{"choice": -0.5}', "out of range", None),
+    ("cut off inside the object", '{"understanding": "long text', "cut off at token limit", "length"),
+    ("cut off with a number out of range", '{"choice": 99', "cut off at token limit", "length"),
+    ("empty", "", "no answer or error", None),
+    ("only spaces", "  \n ", "no answer or error", None),
+    ("no reply at all", None, "no answer or error", None),
+    ("think block hides the only object", '<think>{"choice": 5}</think>', "no JSON object", None),
+    ("over the length limit", '{"choice": 5}' + " " * MAX_ANSWER_CHARS, "no JSON object", None),
+]
+
+
+@pytest.mark.parametrize("name,reply,kind,finish", KIND_CASES, ids=[c[0] for c in KIND_CASES])
+def test_rule_break_kind(name, reply, kind, finish):
+    from econarena_evals.answers import RULE_BREAK_KINDS, rule_break_kind
+
+    assert rule_break_kind(reply, 0, 40, finish) == kind
+    assert kind is None or kind in RULE_BREAK_KINDS
+
+
+@given(st.text(max_size=200), st.sampled_from([None, "stop", "length"]))
+@settings(max_examples=300)
+def test_rule_break_kind_agrees_with_the_eval_on_validity(text, finish):
+    """A reply is a rule break exactly when the eval's parse gives no number in range."""
+    from econarena_evals.answers import rule_break_kind
+
+    x = parse_choice(text)
+    valid = x is not None and math.isfinite(x) and 0 <= x <= 40
+    assert (rule_break_kind(text, 0, 40, finish) is None) == valid

@@ -119,6 +119,8 @@ def colour_pixels(png: Path, hex_colour: str) -> int:
     ("first_run_beauty_hist.png", 5, True, 4),
     ("convergence_auction_L.png", 2, False, 0),
     ("first_run_auction_L.png", 2, True, 3),  # gpt-4o has no published second-price figures
+    # beauty_L shows no history: no learning curve of people or models who saw results (the only log errored)
+    ("convergence_beauty_L.png", 0, False, 0),
 ])
 def test_plots_are_real_images_with_one_line_per_player(report, name, players, human, published):
     out, data, _ = report
@@ -132,6 +134,24 @@ def test_plots_are_real_images_with_one_line_per_player(report, name, players, h
         assert colour_pixels(png, colour) > 100, (name, colour)
     assert colour_pixels(png, CYCLE[players]) == 0
     assert (colour_pixels(png, HUMAN) > 100) == human
+
+
+def test_first_run_axis_covers_every_bid(logs, report):
+    """Random bids reach several times the value: the CDF's axis runs to the largest, not to a fixed 1.6."""
+    _, data, _ = report
+    log = read_log(logs / "random_auction_L.jsonl")
+    shares = [s["action"] / r["values"][s["seat"] - 1] for r in log.runs if r["run"] == 0 for s in r["seats"]]
+    assert max(shares) > 1.6
+    assert data["plots"]["first_run_auction_L.png"]["x_range"][1] >= max(shares)
+    assert data["plots"]["first_run_beauty_hist.png"]["x_range"][1] == pytest.approx(1.02, abs=0.01)
+
+
+def test_published_lines_are_told_apart(report):
+    """Four published models on one plot: each its own grey, dash and marker (README, Report)."""
+    from econarena_evals.report import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
+
+    styles = set(zip(REFERENCE_GREYS, REFERENCE_DASHES, REFERENCE_MARKERS))
+    assert len(styles) == 4 and len(set(REFERENCE_DASHES)) == 4 and len(set(REFERENCE_MARKERS)) == 4
 
 
 def test_report_of_nothing_usable_says_so(tmp_path):
@@ -218,7 +238,8 @@ def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
 
 def test_the_report_tools_import_nothing_from_evals():
     """Reading logs needs neither evals nor a key: checked in a fresh interpreter without a key."""
-    code = ("import sys, econarena_evals.report, econarena_evals.summary; "
+    code = ("import sys, econarena_evals.report, econarena_evals.report_html, econarena_evals.transcripts, "
+            "econarena_evals.summary; "
             "print(sorted(m for m in sys.modules if m == 'evals' or m.startswith(('evals.', 'openai'))))")
     proc = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr

@@ -44,3 +44,29 @@ def test_errored_sessions_are_shown_and_strict_fails(logs):
     assert "!! gpt-4 in beauty_L" in loose.stdout and "2 errored session(s); first:" in loose.stdout
     strict = summary(logs, "--strict")
     assert strict.returncode == 1 and "1 log(s) with errored or missing sessions" in strict.stderr
+
+
+def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
+    proc = summary(logs / "clean")
+    lines = proc.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("econarena/nash") and "temperature" not in line)
+    assert row.count("[") == 6 and "0.840 [0.840, 0.840]" in row and "0.200 [0.200, 0.200]" in row
+    legend = [line for line in lines if line.startswith("mean [95 % bootstrap interval over sessions]")]
+    assert len(legend) == 1, proc.stdout
+    assert "win_rate is 1/seats (0.200) by construction" in legend[0]
+    assert "always breaking the rules 0.000" in legend[0] and "Nash play 0.840" in legend[0]
+
+
+def test_the_summary_shows_the_reports_intervals(tmp_path):
+    """Each interval is seeded by what it is of, so the terminal and report.json agree to the digit."""
+    import json
+
+    log = tmp_path / "random.jsonl"
+    run_cli([cli("oaieval"), "econarena/random", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(log), "--max_samples", "4"], base_env())
+    row = next(line for line in summary(log).stdout.splitlines() if line.startswith("econarena/random"))
+    run_cli([cli("econarena-report"), str(log), "--out", str(tmp_path / "r"), "--transcripts", "0"], base_env())
+    cond = json.loads((tmp_path / "r" / "report.json").read_text())["conditions"][0]
+    for metric in ("eas", "ne_proximity", "convergence"):
+        m = cond["metrics"][metric]
+        assert f"{m['mean']:.3f} [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]" in row, (metric, row)

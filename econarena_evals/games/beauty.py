@@ -32,7 +32,7 @@ REPORT = ReportLabels(
     first_run=r"first-run choice / $\bar{c}$",
     first_run_max=1.0,
     human="humans, calibrated to Nagel (1995)",
-    human_convergence=("humans, Nagel (1995)", tuple(m / 100 for m in NAGEL_PERIOD_MEANS)),
+    human_convergence=("humans, Nagel (1995), shown each period's result", tuple(m / 100 for m in NAGEL_PERIOD_MEANS)),
     human_marker=(NAGEL_FIRST_MEDIAN / 100, "Nagel median"),
 )
 
