@@ -143,7 +143,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     opts = parser.parse_args(argv)
     paths = list(opts.paths)
     if opts.since is not None:
-
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     chosen, notes = select(paths)
     for n in notes:
@@ -162,6 +161,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
         if not c.finished or c.errored:
             print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
+    for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
+        cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))
+        if cut:
+            print(f"\n.. {c.labels[0]} in {c.column}: {cut} repl(ies) cut off at the token limit (finish_reason "
+                  "'length'), scored as rule breaks: raise max_tokens (--extra_eval_params max_tokens=N) "
+                  "if the model needs the room")
     if problems and opts.strict:
         print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions",
               file=sys.stderr)

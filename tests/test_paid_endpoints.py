@@ -125,6 +125,16 @@ def test_replies_cut_off_at_the_token_limit_are_recorded_and_counted(server, tmp
     log = read_log(tmp_path / "log.jsonl")
     assert all(seat["finish_reason"] == "length" and not seat["valid"] for r in log.runs for seat in r["seats"])
     assert [s["cut_off"] for s in log.sessions] == [50, 50]
+    # the summary and the report tell truncation apart from other rule breaks
+    summary = subprocess.run([cli("econarena-summary"), str(tmp_path / "log.jsonl")], env=base_env(),
+                             capture_output=True, text=True, timeout=120)
+    assert "100 repl(ies) cut off at the token limit" in summary.stdout
+    subprocess.run([cli("econarena-report"), str(tmp_path / "log.jsonl"), "--out", str(tmp_path / "rep")],
+                   env=base_env(), capture_output=True, text=True, timeout=300, check=True)
+    kinds = json.loads((tmp_path / "rep" / "report.json").read_text())["rule_breaks"]
+    [by_column] = kinds.values()
+    [counts] = by_column.values()
+    assert counts["cut off at token limit"] == 100
 
 
 def test_a_run_with_an_errored_session_exits_non_zero(tmp_path):
