@@ -8,7 +8,9 @@
    ``EVALS_THREADS=--threads``, twice: one seat call at a time (``max_concurrency=1``) and at the
    default cap; with ``econarena/chat`` (one shared client) and with evals' own ``gpt-4`` fn.
 3. Prints wall times (the call phase, timed at the server: first request to last response, and
-   the whole oaieval process), the speedup, the critical-path bound and how far from it we are.
+   the whole oaieval process), the speedup, the critical-path bound and how far from it we are, and a bare openai
+   client (one shared client, 256 threads) firing the same requests, wave by wave where the cell
+   shows history: the floor the target "within 1.3x of a bare client" is measured against.
    The bound is one latency per wave of sessions without history (all runs go out at once), and
    runs x latency per wave with history (each run waits for the one before), a wave being
    ceil(sessions / EVALS_THREADS) sessions.
@@ -56,7 +58,27 @@ def oaieval(server: OpenAIServer, fn: str, eval_name: str, sessions: int, thread
         if proc.returncode != 0:
             raise SystemExit(proc.stderr[-3000:])
     reqs = server.requests[n0:]
-    return {"calls": len(reqs), "phase": max(r["done"] for r in reqs) - min(r["t"] for r in reqs), "wall": wall}
+    return {"calls": len(reqs), "phase": max(r["done"] for r in reqs) - min(r["t"] for r in reqs), "wall": wall,
+            "bodies": [r["body"] for r in reqs]}
+
+
+def bare_client(server: OpenAIServer, bodies: list, waves: int, concurrency: int = 256) -> float:
+    """The same requests from a bare openai client (one shared client, a thread pool, nothing else),
+    sent in ``waves`` waves as the run's history allows: the floor the eval is measured against."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server.base_url, api_key="sk-local", max_retries=0)
+    client.models.list()  # connect once, as the eval's start-up does
+    n0 = len(server.requests)
+    size = math.ceil(len(bodies) / waves)
+    with ThreadPoolExecutor(concurrency) as pool:
+        for k in range(waves):
+            list(pool.map(lambda body: client.chat.completions.create(**body), bodies[k * size:(k + 1) * size]))
+    reqs = server.requests[n0 + 1:] if server.requests[n0]["path"].endswith("/models") else server.requests[n0:]
+    reqs = [r for r in reqs if r["path"].endswith("/chat/completions")]
+    return max(r["done"] for r in reqs) - min(r["t"] for r in reqs)
 
 
 def engine_time_per_decision(write_log: bool = False) -> float:
@@ -126,7 +148,7 @@ def main() -> int:
           f"EVALS_THREADS={opts.threads}, {os.cpu_count()} cores; "
           "wall = call phase timed at the server (whole oaieval process in brackets)")
     print(f"{'completion fn':<22} {'cell':<12} {'serial s':>16} {'concurrent s':>16} {'speedup':>8} "
-          f"{'bound s':>8} {'x bound':>8}")
+          f"{'bound s':>8} {'x bound':>8} {'bare s':>7} {'x bare':>7}")
     measured_wall = {}
     for fn in ("econarena/chat:gpt-4", "gpt-4"):
         for cell, history_runs in (("beauty_L", 0), ("beauty_hist", 3)):
@@ -140,8 +162,10 @@ def main() -> int:
             measured_wall[(fn, cell)] = conc["phase"]
             serial_txt = f"{serial['phase']:.2f} ({serial['wall']:.1f})" if serial else "skipped"
             speedup = f"{serial['phase'] / conc['phase']:.1f}x" if serial else "-"
+            # a bare client firing the same requests, run by run where the cell shows history
+            bare = bare_client(server, [b for b in conc["bodies"] if "messages" in b], 10 if history_runs else 1)
             print(f"{fn:<22} {cell:<12} {serial_txt:>16} {conc['phase']:>7.2f} ({conc['wall']:>5.1f}) "
-                  f"{speedup:>8} {bound:>8.2f} {conc['phase'] / bound:>7.2f}x")
+                  f"{speedup:>8} {bound:>8.2f} {conc['phase'] / bound:>7.2f}x {bare:>7.2f} {conc['phase'] / bare:>6.2f}x")
     engine_time_per_decision()  # warm-up: imports, registry, worker threads
     # the least of five runs: scheduling and GC only ever add time
     per_decision = min(engine_time_per_decision() for _ in range(5))
