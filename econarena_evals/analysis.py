@@ -129,3 +129,14 @@ DIAGNOSTIC_TITLES = {
              "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
              "and the mean bid / value."),
 }
+
+
+def figure(x: Any) -> str:
+    """A figure as the report's tables show it: three decimals, '-' for none."""
+    if isinstance(x, bool) or x is None:
+        return "-" if x is None else str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "-" if math.isnan(x) else f"{x:.3f}"
+    return str(x)

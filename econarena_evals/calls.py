@@ -24,7 +24,6 @@ import collections
 import contextvars
 import json
 import math
-import os
 import queue
 import random
 import re

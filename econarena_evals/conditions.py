@@ -10,7 +10,6 @@ the report tools need neither evals nor an API key.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence

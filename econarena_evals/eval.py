@@ -34,7 +34,7 @@ from .games import outcome_from_event, run_event, session_from_sample
 from .outcome import RunOutcome
 from .games import get as get_game
 from .prompts import PastRun
-from .sessions import Session, history_window, seat_players, unique_names, waves
+from .sessions import Session, history_window, seat_players, waves
 from .usage import flatten_usage_on_record, unify_usage_keys
 from .filing import SEAT_TAG
 from .answers import parse_choice

@@ -217,6 +217,12 @@ def describe(fn: Any, cli_name: str, given: Optional[Mapping[str, Any]] = None,
     else:
         shaping = given
         base_url = getattr(fn, "api_base", None) or getattr(fn, "base_url", None)
+    return entry(cli_name, cls, model, given, shaping, base_url, opponent=opponent, source="event")
+
+
+def entry(cli_name: str, cls: str, model: Optional[str], given: Mapping[str, Any], shaping: Mapping[str, Any],
+          base_url: Optional[str], opponent: bool, source: str) -> dict[str, Any]:
+    """One ``econarena_players`` entry, secrets masked: from the fn itself, or from an old log's command."""
     return {
         "name": player_name(cli_name, cls, model, given),
         "cli_name": cli_name,
@@ -227,7 +233,7 @@ def describe(fn: Any, cli_name: str, given: Optional[Mapping[str, Any]] = None,
         "condition_args": redact_mapping(condition_args(cls, shaping)),
         "base_url": redact_url(base_url) if base_url else None,
         "endpoint_label": endpoint_label(base_url),
-        "source": "event",
+        "source": source,
     }
 
 
@@ -265,18 +271,7 @@ def from_spec(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         base_url = given.get("api_base") or given.get("base_url")
         shaping = given if cls not in EVALS_OPENAI_CLASSES else (
             {"extra_options": given["extra_options"]} if isinstance(given.get("extra_options"), Mapping) else {})
-        out.append({
-            "name": player_name(cli_name, cls, model, given),
-            "cli_name": cli_name,
-            "opponent": False,
-            "class": cls,
-            "model": model,
-            "completion_args": redact_mapping(given),
-            "condition_args": redact_mapping(condition_args(cls, shaping)),
-            "base_url": redact_url(base_url) if base_url else None,
-            "endpoint_label": endpoint_label(base_url),
-            "source": "command",
-        })
+        out.append(entry(cli_name, cls, model, given, shaping, base_url, opponent=False, source="command"))
     return out
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import report_html
-from .analysis import DIAGNOSTIC_TITLES, comparisons, diagnostics, floors
+from .analysis import DIAGNOSTIC_TITLES, comparisons, diagnostics, figure, floors
 from .fnsettings import show_value
-from .intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, metric_interval, rng_for,  # noqa: F401
+from .intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, metric_interval, rng_for,  # noqa: F401
                         stratified_ci)
 from .games import GAMES, Game
 from .games.protocol import Reference
@@ -467,7 +467,7 @@ def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> li
         lines += [f"## {title}", "", note, "", "| player | column | " + " | ".join(keys) + " |",
                   "|---|---|" + "---|" * len(keys)]
         for p, col, d in entries:
-            lines.append("| " + " | ".join([p, col] + [_num(d.get(k)) for k in keys]) + " |")
+            lines.append("| " + " | ".join([p, col] + [figure(d.get(k)) for k in keys]) + " |")
         lines.append("")
     return lines
 
@@ -490,14 +490,6 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _num(x: Any) -> str:
-    if isinstance(x, bool) or x is None:
-        return "-" if x is None else str(x)
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
-        return "-" if math.isnan(x) else f"{x:.3f}"
-    return str(x)
 
 
 def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:

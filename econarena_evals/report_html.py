@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .analysis import DIAGNOSTIC_TITLES
+from .analysis import DIAGNOSTIC_TITLES, figure
 from .intervals import BOOTSTRAP_RESAMPLES
 from .metrics import COMPONENTS
 from .paired import format_comparison
@@ -245,20 +245,10 @@ def diagnostics_html(diags: Mapping[str, Any]) -> str:
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
         entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
         keys = list(entries[0][2]) if entries else []
-        rows = [[(p, p), (col, col)] + [(_cell(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
+        rows = [[(p, p), (col, col)] + [(figure(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
         out.append(f'<h2 id="diag-{esc(kind)}">{esc(title)}</h2><p>{esc(note)}</p>'
                    + _table(["player", "column"] + keys, rows))
     return "".join(out)
-
-
-def _cell(x: Any) -> str:
-    if isinstance(x, bool) or x is None:
-        return "-" if x is None else str(x)
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
-        return "-" if math.isnan(x) else f"{x:.3f}"
-    return str(x)
 
 
 def _key(x: Any) -> Any:
@@ -271,7 +261,7 @@ def comparisons_html(comps: Sequence[Mapping[str, Any]]) -> str:
         return ""
     rows = [[(c["column"], c["column"]), (f"{c['a']} − {c['b']}", f"{c['a']} {c['b']}"),
              (format_comparison(c), c["diff"] if c["diff"] is not None else ""),
-             (_cell(c["p_value"]), c["p_value"] if c["p_value"] is not None else "")] for c in eas]
+             (figure(c["p_value"]), c["p_value"] if c["p_value"] is not None else "")] for c in eas]
     return ('<h2 id="comparisons">Paired comparisons</h2><p>EAS difference over the sessions both players '
             "finished, a paired bootstrap 95 % interval and a two-sided sign-flip permutation p-value (every "
             "metric: <code>report.json</code>, <code>comparisons</code>).</p>"

@@ -7,7 +7,6 @@ is how that file was made (``python -m econarena_evals.make_samples``).
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 

@@ -10,7 +10,7 @@ from conftest import REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import read_log
 from econarena_evals.games import session_from_sample
-from econarena_evals.sessions import CellConfig, Session
+from econarena_evals.sessions import CellConfig
 
 
 @pytest.mark.parametrize("cell", ["beauty_L", "auction_L", "fpauction_L"])

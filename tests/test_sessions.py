@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econarena_evals.games import check_cell, draw_session, session_from_sample
-from econarena_evals.sessions import CellConfig, Session, seat_players, unique_names, waves
+from econarena_evals.sessions import CellConfig, seat_players, unique_names, waves
 from conftest import REGISTRY, ROOT
 
 
