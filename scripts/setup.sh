@@ -40,5 +40,7 @@ pip_install() {
 pip_install --no-deps "evals==3.0.1.post1"
 # setuptools reuses build/ between installs; a stale one can ship deleted modules.
 rm -rf build ./*.egg-info
-pip_install ".[test,report]"
+# --use-pep517: the build every pip since 23.1 does anyway; the pip that 3.9's and 3.10's venvs come
+# with would otherwise fall back to the deprecated `setup.py install` and say so at length.
+pip_install --use-pep517 ".[test,report]"
 rm -rf build ./*.egg-info
