@@ -12,12 +12,11 @@ QUICK=(tests/test_python_versions.py tests/test_parser.py tests/test_games.py te
 
 version_of() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
 find_python() { # 3.9 -> an interpreter of that version: pyenv's newest patch release, else PATH
-  local v=$1 p
-  if command -v pyenv > /dev/null; then
-    while read -r p; do
-      [ -x "$p" ] && [ "$(version_of "$p")" = "$v" ] && { echo "$p"; return; }
-    done < <(ls -d "$(pyenv root)/versions/$v".*/bin/python 2> /dev/null | sort -rV)
-  fi
+  local v=$1 p root
+  root=$(pyenv root 2> /dev/null) || root=${PYENV_ROOT:-$HOME/.pyenv}
+  while read -r p; do
+    [ -x "$p" ] && [ "$(version_of "$p")" = "$v" ] && { echo "$p"; return; }
+  done < <(ls -d "$root/versions/$v".*/bin/python 2> /dev/null | sort -rV)
   p=$(command -v "python$v" 2> /dev/null) && [ "$(version_of "$p")" = "$v" ] && echo "$p"
 }
 
