@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # CI on the oldest and newest supported Pythons (the default one runs the whole suite in .ci/run):
-# for each, set up a venv of its own from scratch (.venv-ci-3.X), run the quick test lane, and one
-# real `oaieval` run read back by `econarena-summary --strict`. A Python this machine lacks is
-# skipped with a line saying so. CI_PYTHONS="3.10 3.12" picks other versions.
+# for each, set up a venv of its own (.venv-ci-3.X, new in CI's fresh clone), run the quick test
+# lane, and one real `oaieval` run read back by `econarena-summary --strict`. A Python this
+# machine lacks is skipped with a line saying so. CI_PYTHONS="3.10 3.12" picks other versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a PYTHONS <<< "${CI_PYTHONS:-3.9 3.13}"
-# The quick lane: fast test files with no server and no oaieval. This one line is what to change
+# The quick lane: fast test files with no server and no oaieval (test_evals_imports checks that
+# every evals module the plugin uses imports on this Python). This one line is what to change
 # for another lane, e.g. QUICK=(-m "not e2e" tests).
 QUICK=(tests/test_python_versions.py tests/test_parser.py tests/test_games.py tests/test_metrics.py tests/test_beauty.py tests/test_auction.py tests/test_first_price.py tests/test_reference_players.py tests/test_prompts_and_players.py tests/test_paired.py tests/test_calls.py tests/test_references.py tests/test_eval.py tests/test_evals_imports.py)
 
