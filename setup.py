@@ -63,7 +63,13 @@ setup(
     else "",
     long_description_content_type="text/markdown",
     license="MIT",
-    python_requires=">=3.9",
+    # The Pythons set up and tested (scripts/setup.sh refuses others; constraints.txt pins each).
+    python_requires=">=3.9, <3.14",
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+    ]
+    + [f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)],
     packages=["econarena_evals", "econarena_evals.games"],
     py_modules=["econarena_evals_hook"],
     package_data={"econarena_evals": ["references.json"]},

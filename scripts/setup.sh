@@ -5,9 +5,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
+PYTHON_GIVEN=${PYTHON:+yes}
 PYTHON=${PYTHON:-python3}
 
-if [ ! -x "$VENV/bin/python" ]; then
+# The Pythons this project supports (setup.py's python_requires, the README and constraints.txt's
+# pins say the same). Anything else stops here with one line, before venv or pip can fail at length.
+MIN=3.9 MAX=3.13
+USE="use Python $MIN to $MAX (PYTHON=/path/to/python3.11 bash scripts/setup.sh)"
+refuse() { echo "setup.sh: $1" >&2; exit 1; }
+py_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+in_range() { # "3.9" -> supported?
+  local minor=${1#3.}
+  [ "${1%%.*}" = 3 ] && [ "$minor" -ge "${MIN#3.}" ] && [ "$minor" -le "${MAX#3.}" ]
+}
+if [ -x "$VENV/bin/python" ]; then
+  have=$(py_version "$VENV/bin/python") || refuse "$VENV/bin/python does not run; remove $VENV to start again"
+  if [ -n "$PYTHON_GIVEN" ]; then
+    want=$(py_version "$PYTHON") || refuse "PYTHON=$PYTHON is not a working Python; $USE"
+    [ "$want" = "$have" ] || refuse "$VENV has Python $have, not PYTHON's $want; remove $VENV, or set VENV=.venv-$want"
+  fi
+  in_range "$have" || refuse "$VENV has Python $have, which is not supported; remove $VENV and $USE"
+else
+  want=$(py_version "$PYTHON") || refuse "PYTHON=$PYTHON is not a working Python; $USE"
+  in_range "$want" || refuse "Python $want ($PYTHON) is not supported; $USE"
   "$PYTHON" -m venv "$VENV"
 fi
 # pip lists every optional evals dependency we leave out on purpose ("evals requires tensorflow,
@@ -20,5 +40,7 @@ pip_install() {
 pip_install --no-deps "evals==3.0.1.post1"
 # setuptools reuses build/ between installs; a stale one can ship deleted modules.
 rm -rf build ./*.egg-info
-pip_install ".[test,report]"
+# --use-pep517: the build every pip since 23.1 does anyway; the pip that 3.9's and 3.10's venvs come
+# with would otherwise fall back to the deprecated `setup.py install` and say so at length.
+pip_install --use-pep517 ".[test,report]"
 rm -rf build ./*.egg-info

@@ -1,7 +1,10 @@
 """Rate limits and errors no retry cures, in-process: reading what the server says, pacing, stopping."""
 from __future__ import annotations
 
-import httpx2 as httpx
+try:  # the HTTP library the installed openai client is built on
+    import httpx2 as httpx
+except ImportError:  # openai 2.x (Python 3.9)
+    import httpx
 import openai
 import pytest
 
