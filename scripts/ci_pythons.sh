@@ -6,9 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a PYTHONS <<< "${CI_PYTHONS:-3.9 3.13}"
-# The quick lane: fast test files with no server and no oaieval (test_evals_imports checks that
-# every evals module the plugin uses imports on this Python). This one line is what to change
-# for another lane, e.g. QUICK=(-m "not e2e" tests).
+# The quick lane: every test that starts no process and no server (`-m "not e2e"`, the README's
+# inner loop); test_evals_imports checks that every evals module the plugin uses imports here.
 QUICK=(-m "not e2e" tests)
 
 version_of() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
