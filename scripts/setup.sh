@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the project's virtual environment: evals 3.0.1.post1 without its 4.3 GB of
 # optional dependencies, the few packages it needs to run a custom eval, and this plugin.
-# Safe to run again; it only reinstalls this project. VENV (default .venv) picks the folder.
+# Safe to run again: it does nothing when the venv already holds exactly this checkout (same
+# sources, pins and Python), and otherwise only reinstalls this project. VENV (default .venv)
+# picks the folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -30,6 +32,24 @@ else
   in_range "$want" || refuse "Python $want ($PYTHON) is not supported; $USE"
   "$PYTHON" -m venv "$VENV"
 fi
+# What the venv was last set up from: every file pip would install, the pins and the Python. Equal
+# to the stamp of the last successful set-up: nothing to do (the tests and main.sh run set-up
+# again and again; a reinstall costs half a minute).
+stamp=$("$VENV/bin/python" - <<'PY'
+import hashlib, pathlib, sys
+h = hashlib.sha256(sys.version.encode())
+for root in ("setup.py", "constraints.txt", "econarena_evals_hook.py", "econarena_evals", "registry"):
+    p = pathlib.Path(root)
+    for f in sorted([p] if p.is_file() else p.rglob("*")):
+        if f.is_file() and "__pycache__" not in f.parts:
+            h.update(str(f).encode() + b"\0" + f.read_bytes())
+print(h.hexdigest())
+PY
+)
+if [ -f "$VENV/.econarena-setup" ] && [ "$(cat "$VENV/.econarena-setup")" = "$stamp" ]; then
+  exit 0
+fi
+rm -f "$VENV/.econarena-setup"
 # pip lists every optional evals dependency we leave out on purpose ("evals requires tensorflow,
 # which is not installed"); those lines are expected, so they are filtered. pip's exit status stands.
 pip_install() {
@@ -44,3 +64,4 @@ rm -rf build ./*.egg-info
 # with would otherwise fall back to the deprecated `setup.py install` and say so at length.
 pip_install --use-pep517 ".[test,report]"
 rm -rf build ./*.egg-info
+echo "$stamp" > "$VENV/.econarena-setup"
