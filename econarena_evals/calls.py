@@ -271,6 +271,8 @@ class Lane:
         self.last_cut = 0.0
         self.rpm_known_at: Optional[float] = None  # when the limits were first stated
         self.slow_start_until: Optional[float] = None  # set by the first request; 0 once it ended
+        self.sent = 0  # requests and tokens sent so far
+        self.sent_tokens = 0.0
 
     def wake(self) -> None:
         with self.cond:
@@ -306,6 +308,8 @@ class Lane:
                         if self.tpm:
                             self.tat_tokens = max(self.tat_tokens, now) + 60.0 * cost / (self.tpm * self.share)
                         self.in_flight += 1
+                        self.sent += 1
+                        self.sent_tokens += cost
                         return True
                 self.cond.wait(min(max(wait, 0.001), 1.0))
 
@@ -326,11 +330,27 @@ class Lane:
         rpm, tpm = number("x-ratelimit-limit-requests"), number("x-ratelimit-limit-tokens")
         if rpm is None and tpm is None:
             return
+        now = time.monotonic()
         with self.cond:
+            first = self.rpm_known_at is None
             self.rpm, self.tpm = rpm or self.rpm, tpm or self.tpm
             self.window = math.inf  # the pace bounds this lane now, not a guess at its concurrency
-            if self.rpm_known_at is None:
-                self.rpm_known_at = time.monotonic()
+            if first:
+                # What went out before the limits were known (the slow start) has already used the
+                # key's allowance: the pace starts behind it, not at a full bucket.
+                self.rpm_known_at = now
+                if self.rpm:
+                    self.tat_requests = now + self.sent * 60.0 / (self.rpm * self.share)
+                if self.tpm:
+                    self.tat_tokens = now + self.sent_tokens * 60.0 / (self.tpm * self.share)
+            for kind in ("requests", "tokens"):  # an exhausted allowance: wait for its reset
+                left = headers.get(f"x-ratelimit-remaining-{kind}")
+                reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
+                try:
+                    if left is not None and float(left) < 1 and reset is not None:
+                        self.paused_until = max(self.paused_until, now + reset)
+                except ValueError:
+                    pass
             RUN.limits[self.key] = (self.rpm, self.tpm)
             self.cond.notify_all()
 

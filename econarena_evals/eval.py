@@ -86,6 +86,12 @@ class EconArena(evals.Eval):
     ``Sampling`` and ``CallPolicy`` (``config``), plus ``opponents`` and ``resume_from``."""
 
     def __init__(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any):
+        try:
+            self._setup(completion_fns, samples_jsonl, *args, **kwargs)
+        except ValueError as exc:  # a bad arg: said in one line before any call
+            exit_status.refuse(exc)
+
+    def _setup(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - ECONARENA_ARGS - EVALS_KWARGS)
         if unknown:
             raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
@@ -127,15 +133,19 @@ class EconArena(evals.Eval):
         resume.durable(recorder)  # the roster is on disk before any call, even if the run is killed
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
-        sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
+        try:
+            sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
+            if self.resume_from:  # refused here, before any call, if the log is another condition
+                plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
+                                   self.player_names, own_log=resume.log_path_of(recorder))
+                resume.check_samples(plan.done, sessions, self._game_params)
+                resume.check_samples(plan.parts, sessions, self._game_params)
+                self.resumed, self.resumed_runs = plan.done, plan.parts
+        except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
+            exit_status.refuse(exc)
         flatten_usage_on_record(recorder)
         tag_seat_calls(recorder)
-        if self.resume_from:  # refused here, before any call, if the log is another condition
-            plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
-                               self.player_names, own_log=resume.log_path_of(recorder))
-            resume.check_samples(plan.done, sessions, self._game_params)
-            resume.check_samples(plan.parts, sessions, self._game_params)
-            self.resumed, self.resumed_runs = plan.done, plan.parts
+        if self.resume_from:
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
                         "there, with %d finished run(s) kept)", plan.source, len(plan.done),
                         len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs)
@@ -148,9 +158,10 @@ class EconArena(evals.Eval):
 
         def limits_line(rpm: float, tpm: float) -> Optional[str]:
             minutes = estimate.minutes_at(rpm, tpm)
+            stated = " and ".join(f"{n:,.0f} {what}/min" for n, what in ((rpm, "requests"), (tpm, "tokens")) if n)
             return None if minutes is None else (
-                f"econarena: the endpoint states {rpm:,.0f} requests/min and {tpm:,.0f} tokens/min: "
-                f"this run needs at least {minutes:.1f} min at those limits")
+                f"econarena: the endpoint states {stated} (no other limit): this run needs at least "
+                f"{minutes:.1f} min at those limits")
 
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line)
         try:

@@ -6,13 +6,16 @@ errored from a clean one. The eval asks for a status here; the plugin's start-up
 (``econarena_evals_hook``), which registered its exit handler before evals' recorder registered its
 own, applies it as the very last thing the process does, after the log is written.
 
-Codes: 0 every session finished; 3 some session errored; 4 the run stopped early (an error no
-retry cures: quota, key, model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C).
+Codes: 0 every session finished; 2 refused before any call (a bad eval arg, a resume from another
+condition); 3 some session errored; 4 the run stopped early (an error no retry cures: quota, key,
+model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
+import os
 import sys
 
+REFUSED = 2
 ERRORED = 3
 STOPPED = 4
 INTERRUPTED = 130
@@ -29,3 +32,16 @@ def fail(code: int) -> None:
 def requested() -> int:
     hook = sys.modules.get("econarena_evals_hook")
     return int((getattr(hook, "STATE", None) or {}).get("exit_status") or 0)
+
+
+def under_oaieval() -> bool:
+    return os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py")
+
+
+def refuse(exc: Exception) -> None:
+    """A refusal before any call: under ``oaieval``, one line and exit status 2 instead of evals'
+    traceback around it; in-process (a notebook, a test), the exception as it is."""
+    if not under_oaieval():
+        raise exc
+    print(f"econarena: {exc}", file=sys.stderr, flush=True)
+    raise SystemExit(REFUSED) from None

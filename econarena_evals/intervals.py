@@ -25,7 +25,9 @@ def rng_for(*what: object) -> np.random.Generator:
 
 
 def _resampled_means(values: Sequence[float], rng: np.random.Generator) -> np.ndarray:
-    x = np.asarray(values, dtype=float)
+    # sorted first: sessions reach the log in the order threads finish them, and an interval must
+    # not depend on that order (the same run twice gives the same interval)
+    x = np.sort(np.asarray(values, dtype=float))
     return x[rng.integers(0, len(x), size=(BOOTSTRAP_RESAMPLES, len(x)))].mean(axis=1)
 
 

@@ -63,8 +63,8 @@ def test_the_real_cli_refuses_before_any_call(fns, params, message, tmp_path):
     proc = subprocess.run([cli("oaieval"), fns, "econarena.beauty_L", "--registry_path", str(REGISTRY),
                            "--record_path", str(log), "--extra_eval_params", params],
                           env=base_env(), capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0
-    assert message in proc.stderr, proc.stderr[-1500:]
+    assert proc.returncode == 2  # refused before any call
+    assert f"econarena: {message}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-1500:]
     assert not log.exists() or '"sampling"' not in log.read_text()
 
 

@@ -70,3 +70,10 @@ def test_the_summary_shows_the_reports_intervals(tmp_path):
     for metric in ("eas", "ne_proximity", "convergence"):
         m = cond["metrics"][metric]
         assert f"{m['mean']:.3f} [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]" in row, (metric, row)
+
+
+def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
+    from econarena_evals.intervals import metric_interval
+
+    values = [0.1, 0.5, 0.52, 0.9, 0.33, 0.47, 0.61]
+    assert metric_interval(values, "c", "p", "eas") == metric_interval(values[::-1], "c", "p", "eas")
