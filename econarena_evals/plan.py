@@ -185,7 +185,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         names = evals_of(args.eval)
         for name in names:
             full, est = estimate_eval(name, model, args.max_samples, args.max_tokens)
-            print(f"{full}: {est.line()}")
+            print(f"{full}: {est.line()}".replace(f" (counted by {est.counted})", "") if total is not None
+                  else f"{full}: {est.line()}")
             total = est if total is None else total + est
     except (KeyError, OSError, ValueError) as exc:
         print(f"econarena-plan: {exc}", file=sys.stderr)

@@ -481,7 +481,8 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
         args = ", ".join(f"{k}={show_value(v)}" for k, v in sorted((st.get("completion_args") or {}).items()))
         source = "command line (log predates the players event)" if st.get("source") == "command" else "log"
         seen.setdefault((d["player"], st.get("cli_name") or "-", st.get("class") or "-", st.get("model") or "-",
-                         st.get("base_url") or "API default", args or "-", source))
+                         st.get("base_url") or ("none: built in" if str(st.get("class") or "").startswith(
+                             "econarena_evals.players:") else "API default"), args or "-", source))
     if not seen:
         return []
     lines = ["", "## Players", "", "| player | completion fn | class | model | endpoint | completion args | from |",
