@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.logs import read_log
 from econarena_evals.games import read_prompt
@@ -84,7 +84,7 @@ def logs(tmp_path_factory, server) -> Path:
              "--max_samples", "4"], model_env)
     # every session errors: evals' gpt-4 fn with no API key
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored.jsonl"), "--max_samples", "1"], env)
+             "--record_path", str(d / "errored.jsonl"), "--max_samples", "1"], env, returncode=ERRORED)
     return d
 
 
@@ -110,7 +110,12 @@ def evil(tmp_path_factory):
             row["spec"]["completion_fns"] = [EVIL_PLAYER]
             row["spec"]["run_config"]["command"] = (f"oaieval '{EVIL_PLAYER}' econarena.beauty_L --completion_args "
                                                     f"api_key={CLI_SECRET},model=x")
+        elif row.get("type") == "econarena_players":  # the roster names the player as the rest of the log does
+            for entry in row["data"]["players"]:
+                entry["name"] = EVIL_PLAYER
         elif row.get("type") == "sampling":
+            if isinstance(row["data"].get("econarena"), dict):  # the seat call's tag names the player too
+                row["data"]["econarena"]["player"] = EVIL_PLAYER
             seat, run, _ = seat_and_run(row["data"]["prompt"][1]["content"])
             if (run, seat) == (1, 2):
                 row["data"]["sampled"] = [MALICIOUS]
