@@ -77,7 +77,7 @@ setup(
     install_requires=LEAN_RUNTIME,
     extras_require={
         "evals": ["evals==3.0.1.post1"],
-        "test": ["pytest>=7", "hypothesis>=6"],
+        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3"],
         "report": ["matplotlib>=3.5"],
     },
     entry_points={

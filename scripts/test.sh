@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about six
-# minutes on 2 cores).
+# minutes on 2 cores with three workers, ten with one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -8,4 +8,7 @@ case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
 export VENV
 bash scripts/setup.sh
 export PATH="$VENV/bin:$PATH"
-exec "$VENV/bin/python" -m pytest -q tests "$@"
+# Three workers on two cores: most end-to-end tests wait on a subprocess or a local server, so the
+# suite takes about half the time of one worker (docs/benchmarks.md). TEST_WORKERS=1 runs them one
+# by one; any pytest option passes through "$@".
+exec "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-3}" tests "$@"
