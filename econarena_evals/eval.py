@@ -120,6 +120,7 @@ class EconArena(evals.Eval):
         self.player_names = [name for name, _ in self.roster]
         self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
         self._sessions_done = 0  # read by the progress line
+        self._lanes: dict[int, Any] = {}  # id(fn) -> its rate-limit lane
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
@@ -263,7 +264,7 @@ class EconArena(evals.Eval):
                        "player": state.seat_names[seat - 1]}
                 calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag, finish)))
                 keys.append((run, seat))
-                lanes.append(lane_key(fn) or ("player", id(fn)))
+                lanes.append(self._lane(fn))
                 # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
                 costs.append(len(prompt_text(prompt)) / 4 + reserved_completion_tokens(fn, self.sampling_kwargs))
         replies = dict(zip(keys, call_all(calls, self.policy, lanes, costs)))
@@ -285,6 +286,12 @@ class EconArena(evals.Eval):
             for seat in event["seats"]:  # "length": cut off at the token limit, told apart from other rule breaks
                 seat["finish_reason"] = finish.get((run, seat["seat"]))
             evals.record.record_event("econarena_run", event)
+
+    def _lane(self, fn: CompletionFn) -> Any:
+        """What shares a rate limit with ``fn``'s requests, worked out once per fn (it hashes the key)."""
+        if id(fn) not in self._lanes:
+            self._lanes[id(fn)] = lane_key(fn) or ("player", id(fn))
+        return self._lanes[id(fn)]
 
     def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
                    finish: dict[tuple[int, int], Optional[str]]):
