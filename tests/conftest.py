@@ -97,6 +97,23 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, ti
     return proc
 
 
+def users_fn(tmp_path: Path, name: str, call: str, reply: str) -> tuple[Path, dict[str, str]]:
+    """A completion fn of the user's, ``name``, whose ``__call__`` has the signature ``call`` and
+    answers ``reply``, registered in a registry of its own: (that registry, an env that imports it)."""
+    module = f"{name}_fn"
+    (tmp_path / f"{module}.py").write_text(
+        "from evals.api import CompletionFn, CompletionResult\n"
+        f"class R(CompletionResult):\n    def get_completions(self):\n        return [{reply!r}]\n"
+        "class Fn(CompletionFn):\n    def __init__(self, **kwargs):\n        pass\n"
+        f"    def __call__({call}):\n        return R()\n")
+    registry = tmp_path / "registry"
+    (registry / "completion_fns").mkdir(parents=True, exist_ok=True)
+    (registry / "completion_fns" / f"{name}.yaml").write_text(f"{name}:\n  class: {module}:Fn\n")
+    env = base_env()
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    return registry, env
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[OpenAIServer]:
     srv = OpenAIServer(scripted, models=("gpt-4", "my-local-model")).start()

@@ -9,7 +9,7 @@ import socket
 import time
 
 import pytest
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import Faults, OpenAIServer
 from policies import scripted
 
@@ -120,19 +120,7 @@ def test_always_500_ends_a_full_cell_within_the_request_bound(fn, eval_name, sam
 
 def test_a_completion_fn_that_rejects_keywords_says_so(tmp_path):
     """A custom fn with __call__(self, prompt): the session error names the problem, not the endpoint."""
-    module = tmp_path / "narrow_fn.py"
-    module.write_text(
-        "from evals.api import CompletionFn, CompletionResult\n"
-        "class R(CompletionResult):\n"
-        "    def get_completions(self):\n        return ['{\"choice\": 0}']\n"
-        "class Narrow(CompletionFn):\n"
-        "    def __init__(self, **kwargs):\n        pass\n"
-        "    def __call__(self, prompt):\n        return R()\n")
-    registry = tmp_path / "registry"
-    (registry / "completion_fns").mkdir(parents=True)
-    (registry / "completion_fns" / "narrow.yaml").write_text("narrow:\n  class: narrow_fn:Narrow\n")
-    env = base_env()
-    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    registry, env = users_fn(tmp_path, "narrow", "self, prompt", '{"choice": 0}')
     log = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), "narrow", "econarena.beauty_L", "--registry_path", str(registry),
              "--record_path", str(log), "--max_samples", "2"], env, timeout=120, returncode=ERRORED)

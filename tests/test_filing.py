@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import REGISTRY, base_env, cli, run_cli, users_fn
 from test_e2e import assert_rescores, oaieval
 
 from econarena_evals.logs import read_log
@@ -50,16 +50,7 @@ def test_evals_own_gpt4_fn_at_the_default_cap(model_env, tmp_path):
 
 
 def test_a_users_fn_that_records_nothing_still_leaves_one_event_per_call(tmp_path):
-    (tmp_path / "quiet_fn.py").write_text(
-        "from evals.api import CompletionFn, CompletionResult\n"
-        "class R(CompletionResult):\n    def get_completions(self):\n        return ['{\"choice\": 1}']\n"
-        "class Quiet(CompletionFn):\n    def __init__(self, **kwargs):\n        pass\n"
-        "    def __call__(self, prompt, **kwargs):\n        return R()\n")
-    registry = tmp_path / "registry"
-    (registry / "completion_fns").mkdir(parents=True)
-    (registry / "completion_fns" / "quiet.yaml").write_text("quiet:\n  class: quiet_fn:Quiet\n")
-    env = base_env()
-    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    registry, env = users_fn(tmp_path, "quiet", "self, prompt, **kwargs", '{"choice": 1}')
     path = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), "quiet", "econarena.beauty_M", "--registry_path", str(registry),
              "--record_path", str(path), "--max_samples", "3", "--extra_eval_params", "max_concurrency=4"], env)
