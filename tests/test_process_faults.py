@@ -7,7 +7,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from conftest import REGISTRY, cli
+from conftest import REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.filing import filing_problems
 from econarena_evals.logs import read_log
@@ -68,3 +68,37 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_resume_writes_elsewhere(m
     assert not resumed.problems and filing_problems(elsewhere / "log.resumed.jsonl") == []
     rows = [json.loads(line) for line in (elsewhere / "log.resumed.jsonl").read_text().splitlines()]
     assert sum(r.get("type") == "sampling" for r in rows) == samples * CALLS_PER_SESSION
+
+
+def nash_log(tmp_path: Path) -> Path:
+    log = tmp_path / "logs" / "nash.jsonl"
+    log.parent.mkdir()
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(log), "--max_samples", "2"], base_env())
+    return log
+
+
+def test_report_out_refuses_the_root_a_file_and_a_folder_of_other_files(tmp_path):
+    log = nash_log(tmp_path)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    root_before = sorted(p.name for p in Path("/").iterdir())
+    for out, why in (("/", "is the root of the filesystem"), (str(a_file), "exists and is not a directory"),
+                     (str(log.parent), "is a directory holding other files (1), not an earlier report")):
+        proc = subprocess.run([cli("econarena-report"), str(log), "--out", out], env=base_env(),
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.splitlines() == [f"econarena-report: --out {out}: {why}" + (
+            "; give a directory of the report's own" if out == "/" else
+            "; give a new or empty directory" if "other files" in why else "")], proc.stderr
+    assert sorted(p.name for p in Path("/").iterdir()) == root_before
+    assert a_file.read_text() == "mine\n" and sorted(p.name for p in log.parent.iterdir()) == ["nash.jsonl"]
+
+
+def test_report_out_may_be_new_empty_or_an_earlier_report(tmp_path):
+    log = nash_log(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (tmp_path / "new" / "report", empty, empty):  # the last: over the report just written
+        run_cli([cli("econarena-report"), str(log), "--out", str(out)], base_env())
+        assert (out / "report.md").is_file() and (out / "report.json").is_file()
