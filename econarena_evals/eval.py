@@ -23,7 +23,7 @@ from evals.record import RecorderBase
 from . import resume
 from . import config, disk, exit_status
 from .calls import RUN, call_all
-from .endpoints import lane_key, reserved_completion_tokens, single_try
+from .endpoints import check_args, lane_key, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
 from .progress import Progress
@@ -97,6 +97,8 @@ class EconArena(evals.Eval):
             raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
                              f"{', '.join(sorted(ECONARENA_ARGS))}")
         ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
+        for fn in completion_fns:
+            check_args(fn)
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
         self.cell = config.build("cell", ours)
         sampling = config.build("sampling", ours)
