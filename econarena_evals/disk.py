@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import exit_status
+from . import exit_status, resume
 from .calls import stop_run
 
 _lock = threading.Lock()
@@ -83,8 +83,6 @@ def guard(recorder: Any) -> None:
 
 
 def _failed(recorder: Any, exc: OSError) -> None:
-    from . import resume
-
     with _lock:
         if recorder._econarena_disk["failed"]:
             return

@@ -7,6 +7,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import REGISTRY, base_env, cli, run_cli
 
 from econarena_evals.filing import filing_problems
@@ -102,3 +103,95 @@ def test_report_out_may_be_new_empty_or_an_earlier_report(tmp_path):
     for out in (tmp_path / "new" / "report", empty, empty):  # the last: over the report just written
         run_cli([cli("econarena-report"), str(log), "--out", str(out)], base_env())
         assert (out / "report.md").is_file() and (out / "report.json").is_file()
+
+
+def refused_run(fn: str, env: dict, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.run([cli("oaieval"), fn, "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                           "--record_path", str(log), "--max_samples", "1", *extra], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]  # exit_status.REFUSED
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert not log.exists() or '"sampling"' not in log.read_text()
+    return proc
+
+
+def said(proc: subprocess.CompletedProcess) -> list[str]:
+    """stderr without evals' own timestamped log lines."""
+    return [line for line in proc.stderr.splitlines() if not line.startswith("[")]
+
+
+@pytest.mark.parametrize("fn,arg,message", [
+    ("econarena/chat:gpt-4", "temperature=nan", "temperature must be a number from 0 to 2, got 'nan'"),
+    ("econarena/chat:gpt-4", "temperature=inf", "temperature must be a number from 0 to 2, got 'inf'"),
+    ("econarena/chat:gpt-4", "temperature=-0.5", "temperature must be a number from 0 to 2, got '-0.5'"),
+    ("econarena/chat:gpt-4", "max_tokens=0", "max_tokens must be an integer of at least 1, got '0'"),
+    ("econarena/chat:gpt-4", "max_tokens=-3", "max_tokens must be an integer of at least 1, got '-3'"),
+    ("econarena/chat:gpt-4", "max_completion_tokens=0", "max_completion_tokens must be an integer of at least 1"),
+    ("econarena/chat:gpt-4", "top_p=1.5", "top_p must be a number from 0 to 1, got '1.5'"),
+    ("econarena/chat:gpt-4", "top_p=-0.1", "top_p must be a number from 0 to 1, got '-0.1'"),
+    ("econarena/chat:gpt-4", "request_timeout_s=0", "request_timeout_s must be a number above 0, got '0'"),
+    ("econarena/chat:gpt-4", "request_timeout_s=-1", "request_timeout_s must be a number above 0, got '-1'"),
+    ("econarena/chat:gpt-4", "reasoning_effort=huge", "reasoning_effort must be one of"),  # chat's own ValueError
+    ("gpt-4", "temperature=0.5", "gpt-4 does not take that completion arg"),  # evals' fn: extra_options only
+])
+def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, arg, message, model_env, server,
+                                                                         tmp_path):
+    before = chat_requests(server)
+    proc = refused_run(fn, model_env, tmp_path, "--completion_args", arg)
+    lines = said(proc)
+    assert len(lines) == 1 and lines[0].startswith(f"econarena: completion fn {fn}") and message in lines[0], lines
+    assert chat_requests(server) == before
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"temperature": "nan"}, "completion arg temperature must be a number from 0 to 2, got 'nan'"),
+    ({"max_tokens": 0}, "completion arg max_tokens must be an integer of at least 1, got 0"),
+    ({"top_p": 2}, "completion arg top_p must be a number from 0 to 1, got 2"),
+    ("not-an-object", "completion arg extra_options must be a JSON object"),
+])
+def test_evals_own_fns_extra_options_outside_their_domain_are_refused(options, message, model_env, server, tmp_path):
+    arg = "extra_options=not-an-object" if isinstance(options, str) else None
+    if arg is None:
+        (tmp_path / "options.json").write_text(json.dumps(options))
+        arg = f"extra_options=@{tmp_path / 'options.json'}"
+    before = chat_requests(server)
+    proc = refused_run("gpt-4", model_env, tmp_path, "--completion_args", arg)
+    lines = said(proc)
+    assert len(lines) == 1 and lines[0].startswith(f"econarena: {message}"), lines
+    assert chat_requests(server) == before
+
+
+@pytest.mark.parametrize("tool", ["oaieval", "oaievalset"])
+def test_a_registry_path_that_is_not_a_directory_is_refused(tool, tmp_path):
+    a_file = tmp_path / "registry.yaml"
+    a_file.write_text("{}\n")
+    for path, why in ((tmp_path / "DOES_NOT_EXIST", "no such directory"), (a_file, "not a directory")):
+        target = "econarena.beauty_L" if tool == "oaieval" else "econarena"
+        proc = subprocess.run([cli(tool), "econarena/nash", target, "--registry_path", str(REGISTRY),
+                               "--registry_path", str(path), "--max_samples", "1"], env=base_env(), cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert said(proc) == [f"econarena: --registry_path {path}: {why}"], proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--rpm", "-5", "--rpm must be a number of at least 0, got -5"),
+    ("--tpm", "nan", "--tpm must be a number of at least 0, got nan"),
+    ("--tpm", "-inf", "--tpm must be a number of at least 0, got -inf"),
+    ("--price-in", "nan", "--price-in must be a number of at least 0, got nan"),
+    ("--price-out", "-1", "--price-out must be a number of at least 0, got -1"),
+    ("--price-in", "inf", "--price-in must be a number of at least 0, got inf"),
+    ("--max_samples", "0", "--max_samples must be a number of at least 1, got 0"),
+    ("--max_tokens", "-1", "--max_tokens must be a number of at least 0, got -1"),
+])
+def test_plan_options_outside_their_domain_are_refused(option, value, message):
+    proc = subprocess.run([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", f"{option}={value}"],
+                          env=base_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"econarena-plan: {message}"]
+
+
+def test_plan_takes_a_limit_of_zero_as_no_limit():
+    proc = run_cli([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", "--rpm", "100", "--tpm", "0"], base_env())
+    assert "at 100 requests/min and 0 tokens/min (0: no limit): at least 10.0 min" in proc.stdout
