@@ -195,3 +195,15 @@ def test_plan_options_outside_their_domain_are_refused(option, value, message):
 def test_plan_takes_a_limit_of_zero_as_no_limit():
     proc = run_cli([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", "--rpm", "100", "--tpm", "0"], base_env())
     assert "at 100 requests/min and 0 tokens/min (0: no limit): at least 10.0 min" in proc.stdout
+
+
+def test_completion_arg_domains_take_their_bounds_and_refuse_what_is_outside():
+    from econarena_evals.fnsettings import check_values
+
+    assert check_values({"temperature": "0", "top_p": 1, "max_tokens": "1.0", "request_timeout_s": "0.5",
+                         "other": "nan"}) == {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1,
+                                              "request_timeout_s": 0.5, "other": "nan"}
+    for args in ({"temperature": 2.0001}, {"temperature": True}, {"max_tokens": 1.5}, {"max_retries": -1},
+                 {"presence_penalty": "-inf"}, {"top_p": "abc"}):
+        with pytest.raises(ValueError, match="^completion arg "):
+            check_values(args)
