@@ -248,7 +248,8 @@ def _completion_args(kwargs):
 def redact_argv(argv):
     """Mask, in place, the value of every secret-looking name in ``--completion_args`` and
     ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``), any secret-looking
-    word, a URL's user, password and query values, and every ``extra_headers`` value (``redact``). The arguments were parsed already; only what is written down afterwards changes."""
+    word, a URL's user, password and query values, and every ``extra_headers`` value (``redact``).
+    The arguments were parsed already; only what is written down afterwards changes."""
     from econarena_evals.redact import redact_text
 
     for i, word in enumerate(argv):
