@@ -21,8 +21,12 @@ is first imported, we
 * refuse a ``--registry_path`` that is not a directory (evals skips it silently);
 * decode completion args whose value is JSON (``response_format={"type":"json_object"}``, or
   ``@file.json``) into objects, note on each fn what the command line told it (for the eval's
-  ``econarena_players`` event), and mask secret completion args in ``sys.argv`` before ``oaieval``
-  copies the command line into the log's run spec.
+  ``econarena_players`` event), and mask secrets in ``sys.argv`` (secret completion args, a URL's
+  user, password and query values, every ``extra_headers`` value) before ``oaieval`` copies the
+  command line into the log's run spec;
+* drop httpx's per-request INFO lines (each prints the request's full URL, a gateway's user,
+  password or query key included, and they bury the progress lines) unless ``oaieval --debug``,
+  and mask the URLs in whatever httpx still logs.
 
 A failure here never breaks start-up or the import of evals: it is logged at debug level and kept
 in ``ERRORS``, which ``python -m econarena_evals.doctor`` lists. This is a top-level module, not
@@ -140,8 +144,50 @@ def _register_exit_handler():
     STATE["exit_handler"] = True
 
 
+class _HttpLogFilter:
+    """On httpx's and httpcore's loggers: their per-request lines (``HTTP Request: POST <URL>``, at
+    INFO once per request because oaieval puts the root logger at INFO) are dropped unless
+    ``oaieval --debug`` put the root logger at DEBUG; any line let through has its URLs masked
+    (user, password, query values). Warnings and errors always pass, masked."""
+
+    def filter(self, record):
+        import logging
+
+        if record.levelno < logging.WARNING and logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+            return False
+        try:
+            from econarena_evals.redact import redact_text
+
+            record.msg = redact_text(record.getMessage())
+            record.args = None
+        except Exception as exc:  # noqa: BLE001 - a line that cannot be masked is not shown
+            _note("masking an httpx log line", exc)
+            return False
+        return True
+
+
+# httpx's request lines, and httpcore's (DEBUG) trace lines on the loggers of its modules; openai's
+# newer releases use the renamed httpx2 / httpcore2. A filter on a logger sees only that logger's own
+# records, so each one is named.
+HTTP_LOGGERS = tuple(f"{lib}{v}{part}" for v in ("", "2") for lib, parts in (
+    ("httpx", ("",)), ("httpcore", (".connection", ".http11", ".http2", ".proxy", ".socks"))) for part in parts)
+
+
+def _quiet_http_logs():
+    import logging
+
+    for name in HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _HttpLogFilter) for f in logger.filters):
+            logger.addFilter(_HttpLogFilter())
+
+
 def patch(module):
     _register_exit_handler()
+    try:
+        _quiet_http_logs()
+    except Exception as exc:  # noqa: BLE001 - see module docstring
+        _note("quieting httpx's request lines", exc)
     ours = registry_root()
     STATE["registry"] = ours
     if ours is not None and ours not in module.DEFAULT_PATHS:
@@ -234,6 +280,10 @@ def _completion_args(kwargs):
     """Completion args as they reach a completion fn: JSON objects and arrays (inline, or
     ``@file.json``) decoded; and any secret among them masked in ``sys.argv`` at once, because
     ``oaieval`` writes ``sys.argv`` into the log's run spec right after making the completion fns."""
+    try:  # also without completion args: a secret may sit in a URL or another arg
+        redact_argv(sys.argv)
+    except Exception as exc:  # noqa: BLE001
+        _note("masking secrets in sys.argv", exc)
     if not kwargs:
         return {}
     try:
@@ -241,17 +291,14 @@ def _completion_args(kwargs):
     except Exception as exc:  # noqa: BLE001 - an unimportable package: pass the args on unchanged
         _note("decoding completion args", exc)
         return dict(kwargs)
-    try:
-        redact_argv(sys.argv)
-    except Exception as exc:  # noqa: BLE001
-        _note("masking secrets in sys.argv", exc)
     return fnsettings.decode_args(kwargs)  # a bad @file.json is the user's error: let it show
 
 
 def redact_argv(argv):
     """Mask, in place, the value of every secret-looking name in ``--completion_args`` and
-    ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``) and any secret-looking
-    word. The arguments were parsed already; only what is written down afterwards changes."""
+    ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``), any secret-looking
+    word, a URL's user, password and query values, and every ``extra_headers`` value (``redact``).
+    The arguments were parsed already; only what is written down afterwards changes."""
     from econarena_evals.redact import redact_text
 
     for i, word in enumerate(argv):

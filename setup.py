@@ -77,7 +77,8 @@ setup(
     install_requires=LEAN_RUNTIME,
     extras_require={
         "evals": ["evals==3.0.1.post1"],
-        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3"],
+        # markdown-it-py: the CommonMark renderer the report.md escaping test renders with
+        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3"],
         "report": ["matplotlib>=3.5"],
     },
     entry_points={

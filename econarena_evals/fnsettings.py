@@ -284,6 +284,18 @@ def entry(cli_name: str, cls: str, model: Optional[str], given: Mapping[str, Any
 
 # ---- reading them back ----
 
+def masked(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``econarena_players`` entry read from a log, masked again: a log written before a rule of
+    ``redact`` existed (or edited by hand) must not carry a secret into a summary or a report."""
+    out = dict(entry)
+    for key in ("completion_args", "condition_args"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = redact_mapping(out[key])
+    if out.get("base_url"):
+        out["base_url"] = redact_url(out["base_url"])
+    return out
+
+
 def registry_class(name: str) -> Optional[str]:
     """The class of a completion fn registered in the packaged registry (for old logs), or None."""
     for root in packaged_registries("completion_fns"):

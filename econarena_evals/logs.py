@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from .fnsettings import from_spec, label
+from .fnsettings import from_spec, label, masked
 from .metrics import rescore_events
 from .sessions import unique_names
 
@@ -110,7 +110,8 @@ def read_log(path: Path) -> EvalLog:
             elif row.get("type") in ("econarena_run", "econarena_session") and isinstance(row.get("data"), dict):
                 (log.runs if row["type"] == "econarena_run" else log.sessions).append(row["data"])
             elif row.get("type") == "econarena_players" and isinstance(row.get("data"), dict):
-                log.settings = [e for e in row["data"].get("players") or [] if isinstance(e, dict) and "name" in e]
+                log.settings = [masked(e) for e in row["data"].get("players") or []
+                                if isinstance(e, dict) and "name" in e]
             elif row.get("type") == "sampling" and isinstance(row.get("data"), dict) \
                     and row["data"].get("requested_model"):
                 seen = log.answered_as.setdefault(str(row["data"]["requested_model"]), {})

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import random
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -272,6 +273,34 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     return plotted
 
 
+# Markdown's own characters that can start markup mid-line: code, emphasis, links and images,
+# attribute blocks, headings, table cell breaks, strikethrough. A "_" inside a word (beauty_L) is
+# no emphasis in CommonMark and stays as it is, so that report.md stays readable as plain text.
+_MD_MARKUP = re.compile(r"[\\`*\[\]{}#|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def md(text: Any) -> str:
+    """A string report.md did not write (anything read from a log: a player, fn, model, endpoint,
+    completion arg, eval or column name, a file name, an error) as Markdown text that every
+    renderer shows as itself: HTML's characters as entities, Markdown's backslash-escaped, line
+    breaks as spaces (a table row is one line)."""
+    text = _MD_LINE_BREAKS.sub(" ", str(text))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_MARKUP.sub(lambda m: "\\" + m.group(0), text)
+
+
+def md_row(cells: Sequence[str]) -> str:
+    """A table row of cells already made Markdown (``md`` for what came from a log)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def plot_file(kind: str, cell: str) -> str:
+    """A plot's file name in ``--out``: the cell comes from the log, so only plain characters of
+    it are used (a "/" or ".." would write outside the report's directory)."""
+    return f"{kind}_{re.sub(r'[^A-Za-z0-9_.-]', '_', cell)}.png"
+
+
 def label(row: Row) -> str:
     """A plot legend entry: the player, and the column when it is not the plain cell."""
     return row.player if row.column == row.cell else f"{row.player}, {row.column}"
@@ -349,12 +378,14 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
     if errored_rows:
         total = sum(d["errored_sessions"] for d in errored_rows)
         lines += [f"> **{total} errored session(s)** are left out of the means: "
-                  + "; ".join(f"{d['player']} in {d['column']}: {d['errored_sessions']}" for d in errored_rows)
+                  + "; ".join(f"{md(d['player'])} in {md(d['column'])}: {d['errored_sessions']}"
+                              for d in errored_rows)
                   + " (see *Rule breaks, errors and tokens*).", ""]
     partial_rows = [d for d in result["conditions"] if not d["finished"]]
     if partial_rows:
         lines += ["> **Partial logs** (the run did not finish; their finished sessions are used): "
-                  + "; ".join(sorted({f"{d['column']} ({Path(d['log']).name})" for d in partial_rows})), ""]
+                  + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)})" for d in partial_rows})),
+                  ""]
     lines += [f"{len(logs)} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
               f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
@@ -365,8 +396,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
 
     def table(metric: str) -> list[str]:
         overall_cols = groups_present if metric == "eas" else []
-        head = ["player"] + columns + overall_cols
-        rows_md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        head = ["player"] + [md(c) for c in columns] + overall_cols
+        rows_md = [md_row(head), "|" + "---|" * len(head)]
         for p in players:
             cells = []
             for col in columns:
@@ -376,11 +407,11 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             for group in overall_cols:
                 o = result["overall_groups"][group].get(p)
                 cells.append(_fmt(o["eas"], tuple(o["ci95"])) if o else "")
-            rows_md.append("| " + " | ".join([p] + cells) + " |")
+            rows_md.append(md_row([md(p)] + cells))
         for policy, text in (("rule_break", "*floor: always breaks the rules*"),
                              ("random", "*floor: uniform random*"), ("nash", "*ceiling: Nash play*")):
             cells = [_fmt((result["floors"].get(col) or {}).get(metric, {}).get(policy)) for col in columns]
-            rows_md.append("| " + " | ".join([text] + cells + [""] * len(overall_cols)) + " |")
+            rows_md.append(md_row([text] + cells + [""] * len(overall_cols)))
         return rows_md
 
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
@@ -389,7 +420,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
               "scored by the game's scorer."]
     if result["depth"]:
         lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
-                  "2004): " + "; ".join(f"{p} {col} τ = {d['tau']:.2f}" for p, cols in sorted(result["depth"].items())
+                  "2004): " + "; ".join(f"{md(p)} {md(col)} τ = {d['tau']:.2f}"
+                                       for p, cols in sorted(result["depth"].items())
                                        for col, d in sorted(cols.items())) + "."]
     lines += [""]
     for m in COMPONENTS:
@@ -403,8 +435,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
         rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
-        cols = [d["player"], d["column"], str(d["sessions"]), errored, rate, tokens]
-        lines.append("| " + " | ".join(cols) + " |")
+        lines.append(md_row([md(d["player"]), md(d["column"]), str(d["sessions"]), errored, rate, tokens]))
     lines += [""] + rule_breaks_md(result["rule_breaks"])
 
     lines += players_md(result["conditions"])
@@ -425,17 +456,16 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         with_history = any(r.get("history_runs", 0) for lg in cell_logs for r in lg.runs)
         line_refs = game.references("convergence", references) if with_history else []
         run_refs = game.references("first_run", references)
-        plots = ((f"convergence_{cell}.png", plot_convergence(cell, game, series, out / f"convergence_{cell}.png",
-                                                              line_refs, with_history)),
-                 (f"first_run_{cell}.png", plot_first_run(cell, game, shares, out / f"first_run_{cell}.png",
-                                                          first_runs, run_refs)))
+        convergence, first_run = plot_file("convergence", cell), plot_file("first_run", cell)
+        plots = ((convergence, plot_convergence(cell, game, series, out / convergence, line_refs, with_history)),
+                 (first_run, plot_first_run(cell, game, shares, out / first_run, first_runs, run_refs)))
         for name, plotted in plots:
             result["plots"][name] = plotted
-            lines.append(f"![{name}]({name})")
+            lines.append(f"![{md(name)}]({name})")  # a plain file name (plot_file)
         lines.append("")
 
     lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
-    lines += [f"| {n['file']} | {n['status']} | {n['why'] or ''} |" for n in notes]
+    lines += [md_row([md(n["file"]), md(n["status"]), md(n["why"] or "")]) for n in notes]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.json").write_text(json.dumps(_json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     report_html.write(_json_safe(result), out, browser, transcripts)
@@ -453,7 +483,7 @@ def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
     lines += ["", "| player | column | seats | " + " | ".join(RULE_BREAK_KINDS) + " |",
               "|---|---|---|" + "---|" * len(RULE_BREAK_KINDS)]
     for p, col, c in rows:
-        lines.append("| " + " | ".join([p, col, str(c["seats"])] + [str(c[k]) for k in RULE_BREAK_KINDS]) + " |")
+        lines.append(md_row([md(p), md(col), str(c["seats"])] + [str(c[k]) for k in RULE_BREAK_KINDS]))
     return lines + [""]
 
 
@@ -464,10 +494,10 @@ def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> li
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
         entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
         keys = list(entries[0][2]) if entries else []
-        lines += [f"## {title}", "", note, "", "| player | column | " + " | ".join(keys) + " |",
+        lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(k) for k in keys]),
                   "|---|---|" + "---|" * len(keys)]
         for p, col, d in entries:
-            lines.append("| " + " | ".join([p, col] + [figure(d.get(k)) for k in keys]) + " |")
+            lines.append(md_row([md(p), md(col)] + [md(figure(d.get(k))) for k in keys]))
         lines.append("")
     return lines
 
@@ -487,7 +517,7 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Players", "", "| player | completion fn | class | model | endpoint | completion args | from |",
              "|---|---|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in sorted(seen)]
+    lines += [md_row([md(c) for c in cells]) for cells in sorted(seen)]
     return lines
 
 
@@ -503,8 +533,9 @@ def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:
              "two-sided sign-flip permutation p-value (every metric: `report.json`, `comparisons`; one pair: "
              "`econarena-report --compare A B`).", ""]
     for column in sorted({c["column"] for c in eas}):
-        lines += [f"**{column}**", "", "| A − B | difference [95 %], p, sessions |", "|---|---|"]
-        lines += [f"| {c['a']} − {c['b']} | {format_comparison(c)} |" for c in eas if c["column"] == column]
+        lines += [f"**{md(column)}**", "", "| A − B | difference [95 %], p, sessions |", "|---|---|"]
+        lines += [md_row([f"{md(c['a'])} − {md(c['b'])}", format_comparison(c)])
+                  for c in eas if c["column"] == column]
         lines.append("")
     return lines
 

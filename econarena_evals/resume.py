@@ -354,6 +354,8 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
     prefix = "".join(f"{k}={shlex.quote(redact_url(env[k]) if k == 'OPENAI_BASE_URL' else env[k])} "
                      for k in HINT_ENV if env and env.get(k))
     note = "" if env is not None else "\n  (with the environment the run had, e.g. its OPENAI_BASE_URL)"
+    if "***" in prefix:
+        note += "\n  (OPENAI_BASE_URL's user, password and query are masked as ***: set it as the run had it)"
     if "***" in command:
         note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
     return "To resume it (finished sessions and runs are kept; only what is missing is played):\n  " \

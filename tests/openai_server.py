@@ -139,6 +139,20 @@ class RateLimiter:
             return None, self._headers()
 
 
+ROUTES = ("chat/completions", "completions", "models")
+
+
+def route(raw_path: str) -> str:
+    """The route of a request path, without its query string. A base URL with a query of its own
+    (a gateway's ``/v1?key=...``) reaches the server as the openai client builds it: the route
+    appended to the query (``/v1/?key=...chat/completions``); that route is the one answered."""
+    path, _, query = raw_path.partition("?")
+    for name in ROUTES:
+        if "/" in query and query.endswith(name):
+            return path.rstrip("/") + "/" + name
+    return path.rstrip("/") if path != "/" else path
+
+
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
@@ -264,7 +278,7 @@ class OpenAIServer:
             def do_GET(self) -> None:
                 with server._lock:
                     server.seen.append(("GET", self.path, self.headers.get("Authorization")))
-                if self.path.rstrip("/").endswith("/models"):
+                if route(self.path).endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]})
                 else:
@@ -278,7 +292,7 @@ class OpenAIServer:
                 with server._lock:
                     server.requests.append(record)
                     server.seen.append(("POST", self.path, self.headers.get("Authorization")))
-                path = self.path.split("?", 1)[0]
+                path = route(self.path)
                 if server.azure_key is not None:
                     shape = re.fullmatch(r"/openai/deployments/[^/]+/chat/completions", path)
                     if not shape or "api-version=" not in self.path:
