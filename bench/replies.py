@@ -1,6 +1,6 @@
 """What one huge or odd reply costs: log size and peak memory of the real ``oaieval``.
 
-    python bench/replies.py [--mb 10] [--sessions 1,2]
+    python bench/replies.py [--mb 10] [--sessions 1,2] [--root DIR]
 
 A local OpenAI-compatible server answers every seat call of ``beauty_L`` with a reply of ``--mb``
 million characters (no answer in it: a rule break), then with a reply holding a lone surrogate
