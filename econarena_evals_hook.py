@@ -18,6 +18,7 @@ is first imported, we
   list, so the offline players never wait on a network;
 * read ``econarena/chat:MODEL`` as ``econarena/chat`` with ``model=MODEL``, so each player of an
   arena can be a different chat model (``--completion_args`` would give them all the same one);
+* refuse a ``--registry_path`` that is not a directory (evals skips it silently);
 * decode completion args whose value is JSON (``response_format={"type":"json_object"}``, or
   ``@file.json``) into objects, note on each fn what the command line told it (for the eval's
   ``econarena_players`` event), and mask secret completion args in ``sys.argv`` before ``oaieval``
@@ -158,6 +159,24 @@ def patch(module):
         return load(self, dedupe_roots(registry_paths, ours), resource_type)
 
     def make_completion_fn(self, name, **kwargs):
+        try:
+            given, fn = _make(self, name, kwargs)
+        except ValueError as exc:  # a bad completion arg: one line under oaieval, before any call
+            _refuse(ValueError(f"completion fn {name}: {exc}"))
+            raise
+        except TypeError as exc:  # an arg the fn does not take (evals' gpt-4 and temperature=...)
+            if "unexpected keyword argument" not in str(exc):
+                raise
+            _refuse(ValueError(f"completion fn {name} does not take that completion arg ({exc}); evals' own "
+                               "fns take request options as extra_options=@file.json"))
+            raise
+        try:  # what the command line told this fn, for the eval's econarena_players event
+            fn.econarena_completion_args = given
+        except Exception:  # noqa: BLE001 - a fn that takes no attributes is described without them
+            pass
+        return fn
+
+    def _make(self, name, kwargs):
         given = _completion_args(kwargs)
         kwargs = dict(given)
         if name.startswith(CHAT_PREFIX) and CHAT_NAME in self._completion_fns:
@@ -166,19 +185,49 @@ def patch(module):
         if name.startswith("econarena/") and name in self._completion_fns:
             spec = self.get_completion_fn(name)
             args = {**(spec.args or {}), **kwargs, "registry": self}
-            fn = module.make_object(spec.cls)(**args)
-        else:
-            fn = make(self, name, **kwargs)
-        try:  # what the command line told this fn, for the eval's econarena_players event
-            fn.econarena_completion_args = given
-        except Exception:  # noqa: BLE001 - a fn that takes no attributes is described without them
-            pass
-        return fn
+            return given, module.make_object(spec.cls)(**args)
+        return given, make(self, name, **kwargs)
 
     registry_cls._load_registry = _load_registry
     registry_cls.make_completion_fn = make_completion_fn
+    _refuse_missing_registry_paths(registry_cls)
     registry_cls._econarena_patched = True
     STATE["patched"] = True
+
+
+CLI_NAMES = ("oaieval", "oaieval.py", "oaievalset", "oaievalset.py")
+
+
+def _refuse_missing_registry_paths(registry_cls):
+    """A ``--registry_path`` that is not a directory is refused: evals skips it without a word, so a
+    typo ran the packaged evals (or none of the user's fns) and exited 0. Under ``oaieval`` and
+    ``oaievalset``: one line, exit status 2, before any call; in-process, a ValueError."""
+    add = registry_cls.add_registry_paths
+
+    def add_registry_paths(self, paths):
+        for path in paths:
+            if not os.path.isdir(path):
+                why = "no such directory" if not os.path.exists(path) else "not a directory"
+                message = f"--registry_path {path}: {why}"
+                if os.path.basename(sys.argv[0] if sys.argv else "") not in CLI_NAMES:
+                    raise ValueError(message)
+                sys.stderr.write(f"econarena: {message}\n")
+                sys.stderr.flush()
+                raise SystemExit(2)  # econarena_evals.exit_status.REFUSED
+        return add(self, paths)
+
+    registry_cls.add_registry_paths = add_registry_paths
+
+
+def _refuse(exc):
+    """``exit_status.refuse`` (one line and exit 2 under ``oaieval``); returns when not under it."""
+    try:
+        from econarena_evals import exit_status
+    except Exception as error:  # noqa: BLE001 - an unimportable package: the caller raises as evals would
+        _note("refusing a completion fn", error)
+        return
+    if exit_status.under_oaieval():
+        exit_status.refuse(exc)
 
 
 def _completion_args(kwargs):

@@ -25,7 +25,7 @@ from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
 from .calls import NotACompletion, RetryNow, observe_response_headers
-from .fnsettings import decode_args
+from .fnsettings import check_values, decode_args
 from .usage import flatten_usage
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
@@ -145,15 +145,19 @@ class ChatCompletionFn(CompletionFn):
         if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
             raise ValueError(f"reasoning_effort must be one of {sorted(REASONING_EFFORTS)}, got {reasoning_effort!r}")
         self.reasoning_effort = reasoning_effort
-        self.temperature = None if temperature is None else float(temperature)
-        self.max_tokens = None if max_tokens is None else int(max_tokens)
-        self.max_completion_tokens = int(max_completion_tokens)
+        # Values from the command line arrive as strings: JSON objects and arrays become objects, and
+        # numbers outside their domain (temperature=nan, max_tokens=0) are refused before any call.
+        extra_options = check_values(decode_args(extra_options))
+        own = check_values({"temperature": temperature, "max_tokens": max_tokens,
+                            "max_completion_tokens": max_completion_tokens,
+                            "request_timeout_s": request_timeout_s, "max_retries": max_retries})
+        self.temperature = own["temperature"]
+        self.max_tokens = own["max_tokens"]
+        self.max_completion_tokens = own["max_completion_tokens"]
         self._lock = threading.Lock()
-        self.request_timeout_s = float(request_timeout_s)
+        self.request_timeout_s = float(own["request_timeout_s"])
         # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
-        self.max_retries = int(max_retries)
-        # Values from the command line arrive as strings: JSON objects and arrays become objects.
-        extra_options = decode_args(extra_options)
+        self.max_retries = own["max_retries"]
         headers = extra_options.pop("extra_headers", None) or {}
         if not isinstance(headers, dict):
             raise ValueError(f"extra_headers must be a JSON object of header names and values, got {headers!r}")

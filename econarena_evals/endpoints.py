@@ -24,6 +24,7 @@ from evals.record import record_sampling
 
 from .calls import observe_response_headers
 from .chat import ChatCompletionFn, ChatResult, reply_of, shared_client
+from .fnsettings import check_values
 
 SeatFn = Callable[..., CompletionResult]
 
@@ -55,6 +56,21 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
         return ChatResult(text, raw)  # a null content is an empty reply, where evals' result has none
 
     return call
+
+
+def check_args(fn: CompletionFn) -> None:
+    """Refuse (ValueError), before any call, what evals' own fns would send on every request and
+    the endpoint would refuse every time: ``extra_options`` that is no object, or holds a number
+    outside its domain (``temperature=nan``, ``max_tokens=0``). econarena/chat checks its own."""
+    if _EVALS_FNS.get(type(fn).__call__) is None:
+        return
+    options = getattr(fn, "extra_options", None)
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"completion arg extra_options must be a JSON object (extra_options=@file.json), "
+                         f"got {options!r}")
+    fn.extra_options = check_values(options)
 
 
 def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:

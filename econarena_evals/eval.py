@@ -21,9 +21,9 @@ from evals.api import CompletionFn
 from evals.record import RecorderBase
 
 from . import resume
-from . import config, exit_status
+from . import config, disk, exit_status
 from .calls import RUN, NotACompletion, call_all
-from .endpoints import lane_key, reserved_completion_tokens, single_try
+from .endpoints import check_args, lane_key, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
 from .progress import Progress
@@ -98,6 +98,8 @@ class EconArena(evals.Eval):
             raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
                              f"{', '.join(sorted(ECONARENA_ARGS))}")
         ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
+        for fn in completion_fns:
+            check_args(fn)
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
         self.cell = config.build("cell", ours)
         sampling = config.build("sampling", ours)
@@ -130,7 +132,9 @@ class EconArena(evals.Eval):
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
-        store_as_data(recorder)  # first, so it sees each event last: as it will be written, tags and all
+        disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
+        store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
+        # event makes it write the others one by one, each through the guard
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         record_players(recorder, self.players_settings)
         resume.durable(recorder)  # the roster is on disk before any call, even if the run is killed
@@ -186,7 +190,7 @@ class EconArena(evals.Eval):
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
-        if RUN.stop_reason:
+        if RUN.stop_reason and not disk.failed(recorder):  # disk.guard said it when the write failed
             print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
         if self._errors:
             # Loud on purpose: an errored session is left out of the means, and a report with fewer

@@ -15,6 +15,7 @@ unmasked (``redact``). Pure: no evals import, so the report tools need neither e
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -80,6 +81,50 @@ def decode_value(value: Any) -> Any:
 
 def decode_args(args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: decode_value(v) for k, v in args.items()}
+
+
+# Completion args with a numeric domain: (lowest, highest, integer, lowest excluded); None: no
+# bound. A value outside it (nan, inf, a negative, max_tokens=0) fails every call, at the endpoint
+# or in the client, after the run has started: refused before any call instead.
+NUMERIC_ARGS: dict[str, tuple[Optional[float], Optional[float], bool, bool]] = {
+    "temperature": (0, 2, False, False),
+    "top_p": (0, 1, False, False),
+    "frequency_penalty": (-2, 2, False, False),
+    "presence_penalty": (-2, 2, False, False),
+    "max_tokens": (1, None, True, False),
+    "max_completion_tokens": (1, None, True, False),
+    "max_retries": (0, None, True, False),
+    "request_timeout_s": (0, None, False, True),
+}
+
+
+def _domain(low: Optional[float], high: Optional[float], integer: bool, above: bool) -> str:
+    kind = "an integer" if integer else "a number"
+    if high is not None:
+        return f"{kind} from {low:g} to {high:g}"
+    return f"{kind} {'above' if above else 'of at least'} {low:g}"
+
+
+def check_values(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` with every arg of ``NUMERIC_ARGS`` as a number in its domain (None stays None);
+    raises ValueError naming the first arg outside it."""
+    out = dict(args)
+    for name, (low, high, integer, above) in NUMERIC_ARGS.items():
+        value = args.get(name)
+        if value is None:
+            continue
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        inside = math.isfinite(number) and (not integer or number.is_integer()) and (
+            low is None or (number > low if above else number >= low)) and (high is None or number <= high)
+        if not inside:
+            raise ValueError(f"completion arg {name} must be {_domain(low, high, integer, above)}, got {value!r}")
+        out[name] = int(number) if integer else number
+    return out
 
 
 def command_completion_args(command: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import threading
@@ -166,6 +167,23 @@ def evals_of(name: str) -> list[str]:
         return [name]
 
 
+# option -> (attribute, lowest, lowest excluded): a negative limit or price gives a meaningless time
+# or cost (the plan printed "at least -200.0 min"), and so do nan and inf. A limit of 0 is no limit,
+# as the plan's line says.
+OPTION_DOMAINS = (("--max_samples", "max_samples", 1, False), ("--max_tokens", "max_tokens", 0, False),
+                  ("--rpm", "rpm", 0, False), ("--tpm", "tpm", 0, False),
+                  ("--price-in", "price_in", 0, False), ("--price-out", "price_out", 0, False))
+
+
+def option_problem(args: argparse.Namespace) -> Optional[str]:
+    """The first option outside its domain, said in one line; None when all are inside."""
+    for option, attr, low, above in OPTION_DOMAINS:
+        value = getattr(args, attr)
+        if value is not None and not (math.isfinite(value) and (value > low if above else value >= low)):
+            return f"{option} must be a number {'above' if above else 'of at least'} {low}, got {value:g}"
+    return None
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="econarena-plan",
@@ -174,11 +192,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("eval", help="an eval (econarena.beauty_L, econarena.beauty_L.test.v0) or an eval set (econarena)")
     parser.add_argument("--max_samples", type=int, default=None, help="as oaieval's --max_samples")
     parser.add_argument("--max_tokens", type=int, default=None, help="completion tokens reserved per call (default: the eval's)")
-    parser.add_argument("--rpm", type=float, default=None, help="your requests-per-minute limit")
-    parser.add_argument("--tpm", type=float, default=None, help="your tokens-per-minute limit")
+    parser.add_argument("--rpm", type=float, default=None, help="your requests-per-minute limit (0: none)")
+    parser.add_argument("--tpm", type=float, default=None, help="your tokens-per-minute limit (0: none)")
     parser.add_argument("--price-in", type=float, default=None, help="price per million prompt tokens")
     parser.add_argument("--price-out", type=float, default=None, help="price per million completion tokens")
     args = parser.parse_args(argv)
+    refused = option_problem(args)
+    if refused:
+        print(f"econarena-plan: {refused}", file=sys.stderr)
+        return 2
     model = args.model.split(":", 1)[1] if args.model.startswith("econarena/chat:") else args.model
     total: Optional[Estimate] = None
     try:

@@ -520,10 +520,34 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
+REPORT_FILES = ("report.json", "report.md", "report.html")  # one of them marks a directory as an earlier report
+
+
+def out_problem(out: Path) -> Optional[str]:
+    """Why ``--out`` must not be written into, or None. A report writes several files with fixed
+    names (report.md, report.html, plots): into a new or empty directory, or over an earlier report,
+    never among files of another kind (the root, a home directory, a folder of logs)."""
+    real = out.expanduser().resolve()
+    if real.parent == real:
+        return f"--out {out}: is the root of the filesystem; give a directory of the report's own"
+    if real.exists() and not real.is_dir():
+        return f"--out {out}: exists and is not a directory"
+    if real.is_dir():
+        try:
+            names = {p.name for p in real.iterdir()}
+        except OSError as exc:
+            return f"--out {out}: cannot be read: {exc.strerror}"
+        if names and not names & set(REPORT_FILES):
+            return (f"--out {out}: is a directory holding other files ({len(names)}), not an earlier report; "
+                    "give a new or empty directory")
+    return None
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Leaderboards and plots from EconArena eval logs.")
     parser.add_argument("paths", nargs="+", type=Path, metavar="LOG_OR_DIR")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+                        help="where the report goes: a new or empty directory, or an earlier report's")
     parser.add_argument("--references", default=",".join(DEFAULT_REFERENCES), metavar="MODELS",
                         help="published language-model series in the plots (GAMA-Bench names, comma-separated), "
                              "or 'none'; default: %(default)s")
@@ -535,6 +559,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--open", action="store_true",
                         help="open report.html in the default browser (prints its path where there is none)")
     opts = parser.parse_args(argv)
+    refused = out_problem(opts.out)
+    if refused:
+        print(f"econarena-report: {refused}", file=sys.stderr)
+        return 2
     models = [] if opts.references.strip().lower() == "none" else [
         m.strip() for m in opts.references.split(",") if m.strip()]
     known = set(load_references()["gama_bench"]["guessing_round1"]["models"]) | set(

@@ -33,6 +33,7 @@ from .metrics import METRICS
 from .redact import redact_command, redact_url
 
 RESUME_ENV = "ECONARENA_RESUME"
+RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)
 MARK = "resumed_from"  # the field a copied econarena_run / econarena_session event carries
 
 SessionResult = Optional[dict[str, dict[str, float]]]
@@ -274,8 +275,12 @@ def _split_params(value: str) -> list[str]:
 
 
 def next_record_path(path: str) -> str:
-    """A fresh log path next to ``path``: log.jsonl -> log.resumed.jsonl -> log.resumed2.jsonl ..."""
+    """A fresh log path next to ``path``: log.jsonl -> log.resumed.jsonl -> log.resumed2.jsonl ...;
+    in ``$ECONARENA_RESUME_DIR`` instead when set (the old log's disk may be full)."""
     p = Path(path)
+    elsewhere = os.environ.get(RESUME_DIR_ENV)
+    if elsewhere:
+        p = Path(elsewhere).expanduser().resolve() / p.name
     stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.name
     base = stem.split(".resumed")[0]
     n = 1
@@ -358,8 +363,9 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
 _hinted = False
 
 
-def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None) -> None:
-    """Print the resume command on stderr when the process exits (after any traceback)."""
+def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None, after: str = "") -> None:
+    """Print the resume command on stderr when the process exits (after any traceback); ``after``
+    is added below it."""
     global _hinted
     path = log_path_of(recorder)
     if path is None or _hinted:
@@ -367,7 +373,7 @@ def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None) -> Non
     _hinted = True
     kept = "The finished sessions are" if finished is None else (
         f"{finished} finished session(s) are" if finished else "No session finished; the log is")
-    message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ)
+    message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ) + after
     if os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py"):
         atexit.register(_say, message)  # after any traceback
     else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
