@@ -7,7 +7,8 @@ every cell of ``econarena-full`` (dev split) with the real ``oaieval``, then run
 ``econarena-report`` on all of them and prints the wall time, the peak memory (max RSS), the
 number of logs, paired comparisons, floors and depth fits, and the size of ``report.html`` (its
 replies embedded for the default number of sessions per log). Targets: under 30 s and 500 MB with
-comparisons for all 28 pairs of players, and report.html under 25 MB.
+comparisons for all 28 pairs of players, and report.html under 25 MB. First it times one batch of
+paired comparisons the size of a full report's (target: under 1 s).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def main() -> None:
     parser.add_argument("--logs", type=Path, default=Path("/tmp/econarena-report-bench"))
     parser.add_argument("--players", type=int, default=len(PLAYERS))
     opts = parser.parse_args()
+    paired_batch()
     bindir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
     env.update(PYTHONPATH=str(ROOT), EVALS_SHOW_EVAL_PROGRESS="")
@@ -65,6 +67,21 @@ def main() -> None:
     page = out / "report.html"
     print(f"econarena-report: {wall:.1f} s wall, {cpu:.1f} s CPU, {rss_mb:.0f} MB max RSS (targets: 30 s, 500 MB)")
     print(f"report.html: {page.stat().st_size / 1e6:.1f} MB (target: under 25 MB)")
+
+
+def paired_batch() -> None:
+    """The paired comparisons of a full report in one batch: 28 pairs x 6 metrics x 13 columns,
+    100 sessions each, 2,000 resamples (tests/test_paired.py checks the same batch's figures)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from econarena_evals.paired import paired_comparisons
+
+    d = np.random.default_rng(0).normal(0, 0.1, size=(28 * 6 * 13, 100))
+    start = time.perf_counter()
+    paired_comparisons(d, resamples=2000, seed=0)
+    print(f"paired comparisons, one batch of {d.shape[0]:,} rows x {d.shape[1]} sessions: "
+          f"{time.perf_counter() - start:.2f} s (target: under 1 s)")
 
 
 if __name__ == "__main__":

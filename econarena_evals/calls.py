@@ -27,6 +27,7 @@ import math
 import queue
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +37,13 @@ from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
 class RetryNow(RuntimeError):
     """Raised by a completion fn that changed how it asks (a model that refused an argument) and
     wants one more try at once; it counts as a try, and says nothing about the endpoint."""
+
+
+class NotACompletion(RuntimeError):
+    """An answer that is no completion: an HTTP 200 with no ``choices`` or a choice without its
+    ``message`` (a broken endpoint or gateway), or a completion fn that returned no completions.
+    The endpoint's fault, never the model's rule break: retried like a 5xx, counted by the breaker.
+    (A message whose ``content`` is null is the model's answer, and a rule break.)"""
 
 
 class RunStopped(RuntimeError):
@@ -84,22 +92,29 @@ def parse_duration(text: Any) -> Optional[float]:
 
 def server_wait(exc: BaseException) -> Optional[float]:
     """How long the server asked us to wait before trying again, if it said."""
+    said = server_wait_said(exc)
+    return None if said is None else said[0]
+
+
+def server_wait_said(exc: BaseException) -> Optional[tuple[float, str]]:
+    """(seconds, where the server said it) of the wait a refusal asks for, if it said."""
     headers = _headers(exc)
     ms = headers.get("retry-after-ms")
     if ms is not None:
         try:
-            return max(0.0, float(ms) / 1000)
+            return max(0.0, float(ms) / 1000), "retry-after-ms"
         except ValueError:
             pass
     after = parse_duration(headers.get("retry-after"))
     if after is not None:
-        return after
+        return after, "retry-after"
     said = _TRY_AGAIN.search(str(_error_body(exc).get("message") or exc))
     if said:
         unit = said.group(2).lower()
-        return float(said.group(1)) * (0.001 if unit == "ms" else 60 if unit.startswith("m") and unit != "ms" else 1)
-    resets = [parse_duration(headers.get(f"x-ratelimit-reset-{k}")) for k in ("requests", "tokens")]
-    resets = [r for r in resets if r is not None]
+        return float(said.group(1)) * (0.001 if unit == "ms" else 60 if unit.startswith("m") and unit != "ms" else 1), \
+            "the error message"
+    resets = [(r, f"x-ratelimit-reset-{k}") for k in ("requests", "tokens")
+              if (r := parse_duration(headers.get(f"x-ratelimit-reset-{k}"))) is not None]
     return max(resets) if resets else None
 
 
@@ -128,7 +143,7 @@ def fatal_cause(exc: BaseException) -> Optional[str]:
 
 def is_transient(exc: BaseException) -> bool:
     """Errors worth another try: rate limits, 5xx, connection trouble, timeouts."""
-    if isinstance(exc, RetryNow):
+    if isinstance(exc, (RetryNow, NotACompletion)):
         return True
     try:
         import openai
@@ -242,6 +257,11 @@ def stop_run(reason: str) -> None:
 PACE_SHARE = 0.9
 BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API allows ~1 s)
 SLOW_START, SLOW_START_S = 8, 2.0
+# The longest a lane pauses at once for a server's word (retry-after, x-ratelimit-reset-*): a
+# header asking for a day must not stall a run. Minute limits reset within 60 s; a longer wait is
+# cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
+# patience stops the run.
+MAX_SERVER_WAIT_S = 60.0
 
 
 class Lane:
@@ -273,6 +293,8 @@ class Lane:
         self.slow_start_until: Optional[float] = None  # set by the first request; 0 once it ended
         self.sent = 0  # requests and tokens sent so far
         self.sent_tokens = 0.0
+        self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
+        self.told_capped = False  # a capped wait is said once per lane, not once per request
 
     def wake(self) -> None:
         with self.cond:
@@ -348,7 +370,8 @@ class Lane:
                 reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
                 try:
                     if left is not None and float(left) < 1 and reset is not None:
-                        self.paused_until = max(self.paused_until, now + reset)
+                        self.paused_until = max(self.paused_until, now + self._bounded(
+                            reset, f"x-ratelimit-reset-{kind}"))
                 except ValueError:
                     pass
             RUN.limits[self.key] = (self.rpm, self.tpm)
@@ -364,13 +387,27 @@ class Lane:
             self.share = min(PACE_SHARE, self.share + 0.005)
             self.cond.notify_all()
 
-    def refused(self, wait_s: Optional[float]) -> None:
-        """A rate-limit 429: everyone in the lane waits as asked, and the lane slows down (once per
-        second at most, so one burst of refusals is one cut)."""
+    def _bounded(self, asked_s: float, source: str) -> float:
+        """The pause a server's ``asked_s`` gets: at most ``MAX_SERVER_WAIT_S`` and the patience."""
+        bound = min(MAX_SERVER_WAIT_S, self.patience_s)
+        if asked_s <= bound:
+            return asked_s
+        if not self.told_capped:
+            self.told_capped = True
+            model = f" for {self.key[2]}" if isinstance(self.key, tuple) and len(self.key) == 3 and self.key[2] else ""
+            print(f"econarena: rate limit: the endpoint asked{model} for a wait of {asked_s:,.0f} s ({source}); "
+                  f"pausing {bound:g} s at most at a time (ceiling {MAX_SERVER_WAIT_S:g} s, rate_limit_patience_s="
+                  f"{self.patience_s:g}), then asking again", file=sys.stderr, flush=True)
+        return bound
+
+    def refused(self, wait_s: Optional[float], source: str = "retry-after") -> None:
+        """A rate-limit 429: everyone in the lane waits as asked (within bounds), and the lane slows
+        down (once per second at most, so one burst of refusals is one cut)."""
         now = time.monotonic()
         with self.cond:
             self.slow_start_until = 0.0
-            self.paused_until = max(self.paused_until, now + (wait_s if wait_s is not None else 1.0))
+            wait_s = 1.0 if wait_s is None else self._bounded(wait_s, source)
+            self.paused_until = max(self.paused_until, now + wait_s)
             if now - self.last_cut >= 1.0 and self.rpm_known_at is not None and now - self.rpm_known_at > 2.0:
                 # our own pace overshot (a different token count, another client on the key): slow down
                 self.last_cut = now
@@ -635,6 +672,7 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
     """
     jitter = random.Random(i)  # jitter only spreads retries in time; it never touches results
     lane, attempt = batch.lanes[i], 0
+    lane.patience_s = policy.rate_limit_patience_s
     result: Union[str, BaseException]
     while True:
         if not lane.acquire(batch.costs[i], lambda: batch.cancelled[i]):
@@ -658,7 +696,7 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
         if is_rate_limited(result):
             RUN.count("refused")
             lane.learn(_headers(result))  # a refusal states the limits too
-            lane.refused(server_wait(result))
+            lane.refused(*(server_wait_said(result) or (None,)))
             if lane.waited_too_long(policy.rate_limit_patience_s):
                 stop_run(f"rate limited: no answer from this endpoint for rate_limit_patience_s="
                          f"{policy.rate_limit_patience_s:g}s; wait for the limit to reset, or raise the patience, then resume")

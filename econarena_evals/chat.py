@@ -24,7 +24,7 @@ from typing import Any, Optional
 from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
-from .calls import RetryNow, observe_response_headers
+from .calls import NotACompletion, RetryNow, observe_response_headers
 from .fnsettings import check_values, decode_args
 from .usage import flatten_usage
 
@@ -58,6 +58,27 @@ def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: fl
                 client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
             _clients[key] = client
         return client
+
+
+def reply_of(response: Any, field: str = "message") -> tuple[str, Optional[str]]:
+    """(the first reply's text, its finish_reason) of a parsed chat completion (``field="text"``:
+    a legacy completion). A null content is an empty reply (the model's, a rule break); a body
+    with no choices, a choice with no message, or content that is not text is ``NotACompletion``."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        what = "no choices" if choices is None else f"choices: {choices!r}"[:60]
+        raise NotACompletion(f"HTTP 200 but not a completion: {what}")
+    first = choices[0]
+    if field == "message":
+        message = getattr(first, "message", None)
+        if message is None:
+            raise NotACompletion("HTTP 200 but not a completion: its choice has no message")
+        content = getattr(message, "content", None)
+    else:
+        content = getattr(first, field, None)
+    if content is not None and not isinstance(content, str):
+        raise NotACompletion(f"HTTP 200 but not a completion: its {field} content is a {type(content).__name__}, not text")
+    return content or "", getattr(first, "finish_reason", None)
 
 
 def _flag(value: Any) -> Optional[bool]:
@@ -204,11 +225,7 @@ class ChatCompletionFn(CompletionFn):
         timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
         client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure)
         response = self._create(client, messages, kwargs)
-        text, finish = "", None
-        if response.choices:
-            finish = response.choices[0].finish_reason
-            if response.choices[0].message is not None:
-                text = response.choices[0].message.content or ""
+        text, finish = reply_of(response)
         usage = flatten_usage(response.usage) if response.usage is not None else None
         extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
         extra["finish_reason"] = finish

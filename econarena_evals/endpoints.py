@@ -23,7 +23,7 @@ from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
 from .calls import observe_response_headers
-from .chat import ChatCompletionFn, shared_client
+from .chat import ChatCompletionFn, ChatResult, reply_of, shared_client
 from .fnsettings import check_values
 
 SeatFn = Callable[..., CompletionResult]
@@ -48,12 +48,12 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
         response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
         observe_response_headers(response.headers)
         raw = response.parse()
+        text, finish = reply_of(raw, "message" if keyword == "messages" else "text")  # no completion: raises
         result = result_cls(raw_data=raw, prompt=formatted)
-        finish = raw.choices[0].finish_reason if raw.choices else None
         differs = {"requested_model": fn.model} if raw.model and raw.model != fn.model else {}
         record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
                         finish_reason=finish, **differs)
-        return result
+        return ChatResult(text, raw)  # a null content is an empty reply, where evals' result has none
 
     return call
 

@@ -22,12 +22,13 @@ from evals.record import RecorderBase
 
 from . import resume
 from . import config, disk, exit_status
-from .calls import RUN, call_all
+from .calls import RUN, NotACompletion, call_all
 from .endpoints import check_args, lane_key, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
 from .progress import Progress
 from .prompts import prompt_text
+from .recording import store_as_data
 from .redact import redact_text
 from .metrics import METRICS, final_report, session_metrics
 from .games import outcome_from_event, run_event, session_from_sample
@@ -132,6 +133,8 @@ class EconArena(evals.Eval):
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
         disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
+        store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
+        # event makes it write the others one by one, each through the guard
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         record_players(recorder, self.players_settings)
         resume.durable(recorder)  # the roster is on disk before any call, even if the run is killed
@@ -314,7 +317,9 @@ class EconArena(evals.Eval):
                 raise TypeError(
                     f"{exc}. The completion fn must accept the keyword arguments the eval passes "
                     f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
-            text = completions[0] if completions else ""
+            if not completions:
+                raise NotACompletion(f"the completion fn {type(fn).__name__} returned no completions")
+            text = "" if completions[0] is None else completions[0]  # None: like a null content, a rule break
             finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
             if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
                 evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],

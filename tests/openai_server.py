@@ -16,6 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 
 Policy = Callable[[str], str]
+# (index of the POST from 0, the answer the server would give) -> (status, body, headers) it gives
+Answer = Callable[[int, dict[str, Any]], tuple[int, Any, dict[str, str]]]
+
+
+def with_reply(payload: dict[str, Any], text: Any) -> dict[str, Any]:
+    """A chat completion answer whose first reply is ``text``, however long or odd (no token limit)."""
+    choice = {**payload["choices"][0], "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    return {**payload, "choices": [choice]}
 
 
 class _Server(ThreadingHTTPServer):
@@ -156,8 +164,13 @@ def route(raw_path: str) -> str:
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
-                 azure_key: Optional[str] = None, answer_model: Optional[str] = None) -> None:
+                 azure_key: Optional[str] = None, answer_model: Optional[str] = None,
+                 answer: Optional[Answer] = None) -> None:
         self.policy = policy
+        # what a misbehaving server makes of each answer: a body that is no completion, a 429 that
+        # asks for a day's wait, a reply of any size (the policy's answers are cut at max_tokens)
+        self.answer = answer
+        self.posts = 0
         self.limiter = limiter
         # Azure OpenAI's shape: POST /openai/deployments/<deployment>/chat/completions?api-version=...
         # with the key in an api-key header; anything else is refused as Azure refuses it
@@ -319,6 +332,11 @@ class OpenAIServer:
                     self._send(429, {"error": {"message": "injected rate limit", "type": "rate_limit_error"}})
                 else:
                     status, payload = server.respond(path, body)
+                    if server.answer is not None and status == 200:
+                        with server._lock:
+                            n, server.posts = server.posts, server.posts + 1
+                        status, payload, extra = server.answer(n, payload)
+                        limit_headers = {**limit_headers, **extra}
                     raw = json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                 record["done"] = time.perf_counter()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
 import pytest
 from conftest import REGISTRY, base_env, cli
@@ -23,12 +22,12 @@ pytestmark = pytest.mark.e2e
 
 
 def run(server, fn: str, cell: str, log, *extra: str, env_extra=None, timeout=300):
+    """The finished ``oaieval``. Tests bound what they can count (requests, events), never the
+    time a run took: bench/rate_limits.py prints those times (docs/benchmarks.md)."""
     env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-paid"} | (env_extra or {})
-    start = time.monotonic()
-    proc = subprocess.run([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY),
+    return subprocess.run([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY),
                            "--record_path", str(log), *extra], env=env, capture_output=True, text=True,
                           timeout=timeout)
-    return proc, time.monotonic() - start
 
 
 @pytest.fixture
@@ -47,21 +46,21 @@ def limited():
 
 def test_a_requests_per_minute_limit_slows_the_run_and_fails_nothing(limited, tmp_path):
     server, limiter = limited(rpm=1200)  # 20 a second, a bucket of 20
-    proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "4")
+    proc = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "4")
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = read_log(tmp_path / "log.jsonl")
     assert log.final_report["sessions"] == 4 and log.final_report["errored_sessions"] == 0
     calls = 4 * 50
     assert limiter.answered == calls
-    assert limiter.count <= 1.2 * calls + 8  # a few refusals at most, never a storm
-    assert wall >= calls / 20 - 1.5  # it really was held to the limit (one second of burst)
+    # a few refusals at most, never a storm: unpaced, 200 calls at a bucket of 20 are mostly refused
+    assert limiter.count <= 1.2 * calls + 8
     assert filing_problems(log.path) == []
     assert "econarena: plan: econarena.beauty_L.dev.v0: 200 seat calls (4 sessions)" in proc.stderr
 
 
 def test_a_tokens_per_minute_limit_counts_prompt_plus_max_tokens(limited, tmp_path):
     server, limiter = limited(tpm=240_000)  # 4,000 tokens a second: about ten requests of max_tokens 64
-    proc, _ = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+    proc = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
                   "--extra_eval_params", "max_tokens=64")
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = read_log(tmp_path / "log.jsonl")
@@ -71,10 +70,9 @@ def test_a_tokens_per_minute_limit_counts_prompt_plus_max_tokens(limited, tmp_pa
 
 def test_a_quota_that_runs_out_stops_the_run_at_once(limited, tmp_path):
     server, limiter = limited(rpm=60_000, quota_requests=150)
-    proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_hist", tmp_path / "log.jsonl",
-                     "--extra_eval_params", "max_concurrency=16")
+    proc = run(server, "econarena/chat:gpt-4o", "beauty_hist", tmp_path / "log.jsonl",
+               "--extra_eval_params", "max_concurrency=16")
     assert proc.returncode == 4
-    assert wall < 20
     assert limiter.first_quota_refusal is not None
     assert limiter.count - limiter.first_quota_refusal <= 16  # one cap's worth at most after the first
     stopped = [line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped:")]
@@ -90,11 +88,11 @@ def test_a_quota_that_runs_out_stops_the_run_at_once(limited, tmp_path):
 def test_a_refused_key_stops_the_run_with_one_line(tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), azure_key="right-key").start()  # any bearer key: 404/401
     try:
-        proc, wall = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl",
-                         "--extra_eval_params", "max_concurrency=8")
+        proc = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl",
+                   "--extra_eval_params", "max_concurrency=8")
     finally:
         server.stop()
-    assert proc.returncode == 4 and wall < 30
+    assert proc.returncode == 4
     assert len(server.requests) <= 8 + 8  # the first error stops every later request
     assert sum(line.startswith("econarena: stopped:") for line in proc.stderr.splitlines()) == 1
 
@@ -103,7 +101,7 @@ def test_azure_openai_through_the_chat_fn(tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), azure_key="azure-secret").start()
     root = server.base_url[: -len("/v1")]
     try:
-        proc, _ = run(server, "econarena/chat", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+        proc = run(server, "econarena/chat", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
                       "--completion_args", "azure_deployment=my-gpt4o,api_version=2024-10-21",
                       env_extra={"AZURE_OPENAI_ENDPOINT": root, "AZURE_OPENAI_API_KEY": "azure-secret",
                                  "OPENAI_BASE_URL": ""})
@@ -116,7 +114,7 @@ def test_azure_openai_through_the_chat_fn(tmp_path):
 
 
 def test_replies_cut_off_at_the_token_limit_are_recorded_and_counted(server, tmp_path):
-    proc, _ = run(server, "econarena/chat:gpt-4", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
+    proc = run(server, "econarena/chat:gpt-4", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "2",
                   "--extra_eval_params", "max_tokens=3")
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
@@ -145,3 +143,24 @@ def test_a_run_with_an_errored_session_exits_non_zero(tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3
     assert read_log(tmp_path / "log.jsonl").final_report["errored_sessions"] == 2  # and the log is complete
+
+
+DAY_WAIT = {"retry-after": "86400"}  # a gateway's idea of a daily limit, on the first request only
+
+
+@pytest.mark.parametrize("params", ["", "rate_limit_patience_s=20,call_timeout_s=30"])
+def test_a_retry_after_of_a_day_is_capped_said_once_and_the_run_finishes(params, tmp_path):
+    refusal = {"error": {"message": "Rate limit reached for requests per day", "type": "requests",
+                         "param": None, "code": "rate_limit_exceeded"}}
+    server = OpenAIServer(scripted, models=("gpt-4",),
+                          answer=lambda n, payload: (429, refusal, DAY_WAIT) if n == 0 else (200, payload, {})).start()
+    try:
+        proc = run(server, "econarena/chat:gpt-4", "beauty_L", tmp_path / "log.jsonl", "--max_samples", "1",
+                   *(["--extra_eval_params", params] if params else []), timeout=240)
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(server.requests) == 50 + 1  # every seat call answered once, the refused one sent again
+    capped = [line for line in proc.stderr.splitlines() if line.startswith("econarena: rate limit:")]
+    assert len(capped) == 1 and "86,400 s (retry-after)" in capped[0]
+    assert filing_problems(tmp_path / "log.jsonl") == []

@@ -1,7 +1,6 @@
 """Paired comparisons (contract §9): bootstrap interval and sign-flip p-value, redone by hand."""
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -105,12 +104,11 @@ def test_batch_rows_match_single_comparisons():
             assert math.isclose(batch[key][i], single[key], rel_tol=1e-9, abs_tol=1e-12)
 
 
-def test_batch_of_a_full_report_is_fast():
-    # 28 pairs × 6 metrics × 13 columns, 100 sessions each
+def test_batch_of_a_full_report():
+    # 28 pairs × 6 metrics × 13 columns, 100 sessions each; its time is bench/report_speed.py's to print
     d = np.random.default_rng(0).normal(0, 0.1, size=(28 * 6 * 13, 100))
-    start = time.perf_counter()
     out = paired_comparisons(d, resamples=2000, seed=0)
-    assert time.perf_counter() - start < 2.0  # measured well under 1 s; slack for a loaded CI box
+    assert out["ci_low"].shape == (28 * 6 * 13,)
     assert np.all(out["ci_low"] <= out["diff"]) and np.all(out["diff"] <= out["ci_high"])
     assert np.all((out["p_value"] > 0) & (out["p_value"] <= 1))
 

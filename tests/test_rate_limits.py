@@ -1,6 +1,8 @@
 """Rate limits and errors no retry cures, in-process: reading what the server says, pacing, stopping."""
 from __future__ import annotations
 
+import time
+
 try:  # the HTTP library the installed openai client is built on
     import httpx2 as httpx
 except ImportError:  # openai 2.x (Python 3.9)
@@ -122,3 +124,27 @@ def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
     lane.paused_until = float("inf")
     RUN.stop("test")
     assert lane.acquire(1, lambda: False) is False
+
+
+@pytest.mark.parametrize("patience,bound", [(600.0, calls.MAX_SERVER_WAIT_S), (20.0, 20.0)])
+def test_a_server_wait_past_the_ceiling_or_the_patience_is_capped_and_said_once(patience, bound, capsys):
+    lane = Lane(("http://127.0.0.1/v1", "keyhash", "gpt-4o"))
+    lane.patience_s = patience
+    before = time.monotonic()
+    for _ in range(3):
+        lane.refused(86400.0, "retry-after")
+    lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-reset-requests": "24h"})
+    assert lane.paused_until <= time.monotonic() + bound  # not a day
+    assert lane.paused_until >= before + bound  # but as long as the run can afford
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and "86,400 s (retry-after)" in said[0] and "gpt-4o" in said[0]
+    lane.refused(2.0)  # a wait within bounds is honoured as asked
+    assert lane.paused_until >= before + bound
+
+
+def test_the_wait_is_said_with_where_the_server_said_it():
+    said = calls.server_wait_said(status_error(429, "rate_limit_exceeded", headers={"retry-after": "86400"}))
+    assert said == (86400.0, "retry-after")
+    reset = status_error(429, "rate_limit_exceeded", headers={"x-ratelimit-reset-tokens": "6m0s"})
+    assert calls.server_wait_said(reset) == (360.0, "x-ratelimit-reset-tokens")

@@ -1,0 +1,87 @@
+"""What one huge or odd reply costs: log size and peak memory of the real ``oaieval``.
+
+    python bench/replies.py [--mb 10] [--sessions 1,2] [--root DIR]
+
+A local OpenAI-compatible server answers every seat call of ``beauty_L`` with a reply of ``--mb``
+million characters (no answer in it: a rule break), then with a reply holding a lone surrogate
+(``"\\ud800"``, valid JSON). For each number of sessions it runs ``econarena/chat:gpt-4`` and prints
+the exit status, the log's size, the peak RSS of ``oaieval``, the wall time, and the
+``sampling`` events per (run, seat) of the finished sessions and the filing problems, which must be
+one and none. The log stores at most 65,536 characters of a reply (docs/contract.md §8).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[2:]).returncode; "
+            "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
+            "sys.exit(code)")
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from openai_server import OpenAIServer, with_reply  # noqa: E402
+
+from econarena_evals.filing import filing_problems  # noqa: E402
+from econarena_evals.logs import read_log  # noqa: E402
+
+
+def run(server: OpenAIServer, sessions: int, tmp: str, root: Path) -> tuple[int, float, float, float, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
+    env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-local", EVALS_SHOW_EVAL_PROGRESS="",
+               PYTHONPATH=str(root))
+    log = Path(tmp) / f"log{sessions}.jsonl"
+    rss = Path(tmp) / "rss"
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        # Through a small launcher that reports its child's peak RSS: a child forked straight from
+        # this process would inherit, in ru_maxrss, what the server here held at the fork.
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(rss), str(Path(sys.executable).parent / "oaieval"),
+                               "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(root / "registry"),
+                               "--record_path", str(log), "--max_samples", str(sessions)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=err)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
+    rss_mb = int(rss.read_text()) / 1024
+    size_mb = log.stat().st_size / 1e6 if log.exists() else 0.0
+    filed = "-"
+    if log.exists():
+        try:
+            parsed = read_log(log)
+            finished = {s["session"] for s in parsed.sessions if not s.get("errored")}
+            filed = f"{len(finished)} finished, {len(filing_problems(log))} filing problems"
+        except Exception as exc:  # noqa: BLE001 - a broken log is a figure too
+            filed = f"unreadable: {type(exc).__name__}"
+    code = proc.returncode
+    return code, size_mb, rss_mb, wall, filed + ("" if code == 0 else f"; {tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=10.0)
+    parser.add_argument("--sessions", default="1,2")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose code runs (another branch, to compare)")
+    opts = parser.parse_args()
+    big = "x" * int(opts.mb * 1e6)
+    cases = {f"{opts.mb:g} MB reply": big, "lone surrogate": '{"choice": 1}\ud800'}
+    print(f"{'reply':<16} {'sessions':>8} {'exit':>4} {'log MB':>8} {'peak RSS MB':>11} {'wall s':>7}  filing")
+    for name, reply in cases.items():
+        server = OpenAIServer(lambda _: "", models=("gpt-4",),
+                              answer=lambda n, payload, reply=reply: (200, with_reply(payload, reply), {})).start()
+        try:
+            for sessions in (int(s) for s in opts.sessions.split(",")):
+                with tempfile.TemporaryDirectory() as tmp:
+                    code, size_mb, rss_mb, wall, filed = run(server, sessions, tmp, opts.root)
+                print(f"{name:<16} {sessions:>8} {code:>4} {size_mb:>8.1f} {rss_mb:>11.0f} {wall:>7.1f}  {filed}")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
