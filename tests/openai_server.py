@@ -179,6 +179,16 @@ class OpenAIServer:
             self._server.shutdown()
             self._server.server_close()
 
+    def answered(self, since: int = 0) -> int:
+        """Whole answers sent (the calls an API would bill) among requests ``since`` onwards."""
+        with self._lock:
+            return sum(1 for r in self.requests[since:] if r.get("answered"))
+
+    def in_flight(self, at: float, since: int = 0) -> int:
+        """Requests received by ``at`` (a perf_counter time) and not yet answered then."""
+        with self._lock:
+            return sum(1 for r in self.requests[since:] if r["t"] <= at and r.get("done", float("inf")) >= at)
+
     def paths(self) -> list[str]:
         with self._lock:
             return [r["path"] for r in self.requests]
@@ -307,6 +317,8 @@ class OpenAIServer:
                     status, payload = server.respond(path, body)
                     raw = json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
+                    if status == 200 and fault != "truncated":
+                        record["answered"] = True  # a whole answer went out: a paid call
                 record["done"] = time.perf_counter()
 
         return Handler
