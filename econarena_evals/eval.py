@@ -192,8 +192,8 @@ class EconArena(evals.Eval):
             restore()
         if RUN.stop_reason:
             self._record_stop(recorder, RUN.stop_word or "stopped", RUN.stop_reason)
-        if any(r is None for r in results):
-            errored = sum(r is None for r in results)
+        errored = sum(r is None for r in results)
+        if errored:
             why = f"{errored} session(s) errored."
             if RUN.stop_reason:
                 why = f"stopped: {RUN.stop_reason}."
@@ -201,7 +201,7 @@ class EconArena(evals.Eval):
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
-        if RUN.stop_reason:
+        if RUN.stop_reason and not errored:  # else the line with the resume command said it
             print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
         if self._errors:
             # Loud on purpose: an errored session is left out of the means, and a report with fewer

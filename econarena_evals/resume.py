@@ -210,8 +210,10 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
             if part.runs or part.calls:
                 out.parts[index] = part
             continue
-        copied = [(r["type"], {**r["data"], MARK: str(source)}
-                   if r["type"] in ("econarena_run", "econarena_session") else r["data"]) for r in events]
+        answered = sum(r["type"] == "sampling" for r in events)
+        copied = [(r["type"], {**r["data"], MARK: str(source)} if r["type"] == "econarena_run" else
+                   {**r["data"], MARK: str(source), "reused_calls": answered} if r["type"] == "econarena_session"
+                   else r["data"]) for r in events]
         out.done[index] = DoneSession(index=index, sample_id=sample_id, events=copied,
                                       result=result)
     out.replay = sorted(set(out.replay) - set(out.done))

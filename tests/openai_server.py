@@ -184,10 +184,11 @@ class OpenAIServer:
         with self._lock:
             return sum(1 for r in self.requests[since:] if r.get("answered"))
 
-    def in_flight(self, at: float, since: int = 0) -> int:
-        """Requests received by ``at`` (a perf_counter time) and not yet answered then."""
+    def in_flight(self, at: float, since: int = 0, until: Optional[int] = None) -> int:
+        """Requests (of ``since:until``) not yet answered at ``at``, a perf_counter time: received
+        then, or later (sent before a stop, on the wire at it). What a stop at ``at`` caught in flight."""
         with self._lock:
-            return sum(1 for r in self.requests[since:] if r["t"] <= at and r.get("done", float("inf")) >= at)
+            return sum(1 for r in self.requests[since:until] if r.get("done", float("inf")) >= at)
 
     def paths(self) -> list[str]:
         with self._lock:
@@ -302,6 +303,7 @@ class OpenAIServer:
                 if server.limiter is not None:
                     refusal, limit_headers = server.limiter.admit(body)
                     if refusal is not None:
+                        record["quota_refused"] = refusal[1]["error"]["code"] == "insufficient_quota"
                         self._send(*refusal, limit_headers)
                         record["done"] = time.perf_counter()
                         return
