@@ -243,6 +243,18 @@ def stop_run(reason: str, word: str = "stopped") -> None:
     RUN.stop(reason, word)
 
 
+def wait_in_flight(timeout_s: float) -> int:
+    """Wait up to ``timeout_s`` for the requests already sent to end (answered and recorded, or
+    failed); returns how many are still out. After a stop, what is in flight is paid for anyway:
+    kept in the log, a resume need not pay for it again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = sum(lane.in_flight for lane in list(_lanes.values()))
+        if out <= 0 or time.monotonic() >= deadline:
+            return max(0, out)
+        time.sleep(0.01)
+
+
 # ---- pacing: one lane per (endpoint, key, model) ----
 
 # Pace at this share of a limit the server states: its buckets refill continuously, ours must not

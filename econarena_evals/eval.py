@@ -24,7 +24,7 @@ from evals.record import RecorderBase
 
 from . import resume
 from . import config, exit_status
-from .calls import RUN, call_all, stop_run
+from .calls import RUN, call_all, stop_run, wait_in_flight
 from .endpoints import lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
@@ -79,6 +79,10 @@ class _SessionState:
     error: Optional[str] = None
     reused: int = 0  # seat calls taken from the log resumed from instead of being sent
 
+
+# How long a stopped run (Ctrl-C, SIGTERM, SIGHUP) waits for the calls already on the wire, so their
+# paid answers are in the log; a second Ctrl-C leaves at once.
+STOP_GRACE_S = 10.0
 
 # What evals itself passes to every eval's constructor besides the YAML args.
 EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
@@ -180,13 +184,17 @@ class EconArena(evals.Eval):
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
             word, code, said = exit_status.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
+            try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
+                wait_in_flight(STOP_GRACE_S)
+            except KeyboardInterrupt:  # pressed again: leave now
+                pass
             self._record_stop(recorder, word, f"{word} ({said})")
-            resume.hint_at_exit(recorder, f"stopped: {word} ({said}).", **self._kept_counts())
+            resume.hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
             exit_status.fail(code)
             raise SystemExit(code) from None
         except BaseException as exc:
             resume.durable()
-            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", **self._kept_counts())
+            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
             raise
         finally:
             restore()
@@ -197,7 +205,7 @@ class EconArena(evals.Eval):
             why = f"{errored} session(s) errored."
             if RUN.stop_reason:
                 why = f"stopped: {RUN.stop_reason}."
-            resume.hint_at_exit(recorder, why, **self._kept_counts())
+            resume.hint_at_exit(recorder, why, self._kept_counts)
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)

@@ -194,7 +194,10 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     for sample_id, events in by_sample.items():
         sessions = [r["data"] for r in events if r["type"] == "econarena_session"]
         run_events = [r["data"] for r in events if r["type"] == "econarena_run"]
-        indices = {int(d["session"]) for d in sessions + run_events if "session" in d}
+        tags = [r["data"].get(SEAT_TAG) for r in events if r["type"] == "sampling" and isinstance(r["data"], Mapping)]
+        # a session cut off before its first run finished is known by its answered seat calls alone
+        indices = {int(d["session"]) for d in sessions + run_events + [t for t in tags if isinstance(t, Mapping)]
+                   if isinstance(d.get("session"), int)}
         if len(indices) != 1:
             continue
         index = indices.pop()
@@ -400,23 +403,29 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
 _hinted = False
 
 
-def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None, calls: Optional[int] = None) -> None:
+def hint_at_exit(recorder: Any, why: str, kept: Optional[Callable[[], Mapping[str, int]]] = None) -> None:
     """Print the resume command on stderr when the process exits (after any traceback): one line
-    with the cause and what the log keeps (``finished`` sessions, answered seat ``calls``)."""
+    with the cause and what the log keeps. ``kept()`` gives ``finished`` sessions and answered seat
+    ``calls``, asked at exit: calls answered while the process wound down count too."""
     global _hinted
     path = log_path_of(recorder)
     if path is None or _hinted:
         return
     _hinted = True
-    if finished is None and calls is None:
-        kept = "What was answered is kept"
-    else:
-        kept = f"{finished or 0} finished session(s) and {calls or 0} answered seat call(s) are kept"
-    message = f"econarena: {why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ)
+    command = hint(spec_of(recorder.run_spec), path, env=os.environ)
+
+    def message() -> str:
+        if kept is None:
+            what = "What was answered is kept"
+        else:
+            n = kept()
+            what = f"{n['finished']} finished session(s) and {n['calls']} answered seat call(s) are kept"
+        return f"econarena: {why} {what} in {path}.\n" + command
+
     if os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py"):
-        atexit.register(_say, message)  # after any traceback
+        atexit.register(lambda: _say(message()))  # after any traceback
     else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
-        _say(message)
+        _say(message())
 
 
 def _say(message: str) -> None:
