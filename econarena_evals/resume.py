@@ -8,11 +8,13 @@ writes the buffer after each session.
 copies each session that finished there into the new log and lets the eval play only the others.
 What is done is decided from the old log alone (``plan``); the eval calls ``rerecord`` for a done
 session instead of playing it. A session counts as done when its ``econarena_session`` event says
-it did not error and all of its runs are in the log; anything else (cut off by the kill, errored)
-is played again from its first run.
+it did not error and all of its runs are in the log; anything else (cut off by a stop, errored)
+goes on from its first unfinished run, and each seat call the log answered there is reused when
+the new run would send the very same request (``reusable_reply``).
 
-Every copied ``econarena_run`` and ``econarena_session`` event gets ``resumed_from``: the log it
-was copied from. Other events (``sampling``) are copied unchanged, under their original sample id.
+Every copied ``econarena_run`` and ``econarena_session`` event, and every reused ``sampling``
+event, gets ``resumed_from``: the log it was copied from. The ``sampling`` events of copied runs are
+copied unchanged, all under their original sample id.
 """
 from __future__ import annotations
 
