@@ -1,67 +1,65 @@
-"""One SIGKILL mid-way through beauty_hist.test, then a resume: what was kept and what was paid twice.
+"""Stop a full dev cell (quota, Ctrl-C, SIGTERM, kill -9), run the printed resume: what was paid twice.
 
-    python bench/kill_resume.py [--kill-at 50] [--threads 10] [--latency 0.05]
+    python bench/kill_resume.py [--stops quota:beauty_L,ctrl-c:beauty_hist,...] [--at 100] [--latency 0.05]
+                                [--threads 10]
 
-Real ``oaieval`` with ``econarena/chat`` against the local test server (100 sessions, 50 calls
-each). The first run is killed (SIGKILL) once ``--kill-at`` sessions are in its log; the second
-resumes from that log. Every request is mapped back to its session by the eval's per-call seed.
+Real ``oaieval`` with ``econarena/chat`` against the local test server, which answers
+deterministically and counts the whole answers it sends (the calls an API would bill). Each case
+stops the run once the server answered ``--at`` calls (``quota``: the key's quota runs out after
+``--at`` answers), then runs the resume command the run printed (after ``kill -9``, the one
+``econarena-summary`` prints) against a healthy server. Printed per case: calls answered by each run,
+the calls needed (an uninterrupted run of the same cell), the calls paid twice, the requests in
+flight at the stop, and whether the resumed final report is the uninterrupted run's byte for byte.
+The scenario code is the end-to-end test's (``tests/test_stops.py``), at full size.
 """
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from openai_server import OpenAIServer  # noqa: E402
+from openai_server import OpenAIServer, RateLimiter  # noqa: E402
 from policies import scripted  # noqa: E402
-from test_resume import CALLS, SESSIONS, durable_sessions, session_of_seed  # noqa: E402
+from test_stops import environment, report_bytes, stop_and_resume, uninterrupted  # noqa: E402
 
-from econarena_evals.logs import read_log  # noqa: E402
+DEFAULT = "quota:beauty_L,ctrl-c:beauty_L,sigterm:beauty_L,kill-9:beauty_L," \
+          "quota:beauty_hist,ctrl-c:beauty_hist,sigterm:beauty_hist,kill-9:beauty_hist"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kill-at", type=int, default=50)
-    parser.add_argument("--threads", type=int, default=10)
+    parser.add_argument("--stops", default=DEFAULT, help="stop:cell,... (stop: quota, ctrl-c, sigterm, sighup, kill-9)")
+    parser.add_argument("--at", type=int, default=100, help="stop once the server answered this many calls")
     parser.add_argument("--latency", type=float, default=0.05, help="server seconds per call")
+    parser.add_argument("--threads", type=int, default=10, help="EVALS_THREADS")
+    parser.add_argument("--max-concurrency", type=int, default=256, help="ECONARENA_MAX_CONCURRENCY")
     opts = parser.parse_args()
-    server = OpenAIServer(scripted, latency_s=opts.latency).start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
-    env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-local", EVALS_SHOW_EVAL_PROGRESS="",
-               EVALS_THREADS=str(opts.threads), PYTHONPATH=str(ROOT))
-    oaieval = str(Path(sys.executable).parent / "oaieval")
-    base = [oaieval, "econarena/chat:gpt-4", "econarena.beauty_hist.test.v0", "--registry_path", str(ROOT / "registry")]
-    seeds = session_of_seed()
+    server = OpenAIServer(scripted, models=("gpt-4",), latency_s=opts.latency, limiter=RateLimiter()).start()
+    env = environment(server, opts.threads, opts.max_concurrency)
+    references: dict[str, tuple[dict, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        first, second = Path(tmp) / "first.jsonl", Path(tmp) / "second.jsonl"
-        proc = subprocess.Popen(base + ["--record_path", str(first)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while durable_sessions(first) < opts.kill_at and proc.poll() is None:
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        time.sleep(0.5)
-        n1 = len(server.requests)
-        kept = {s["session"] for s in read_log(first).sessions if not s["errored"]}
-        started = {seeds[r["body"]["seed"]] for r in server.requests[:n1] if r["body"]}
-        subprocess.run(base + ["--record_path", str(second), "--extra_eval_params", f"resume_from={first}"],
-                       env=env, check=True, capture_output=True)
-        n2 = len(server.requests)
-        report = read_log(second).final_report
+        for case in opts.stops.split(","):
+            stop, cell = case.split(":")
+            eval_name = f"econarena.{cell}"
+            if eval_name not in references:
+                references[eval_name] = uninterrupted(server, env, eval_name, Path(tmp) / f"{cell}.full.jsonl", None)
+            report, needed = references[eval_name]
+            where = Path(tmp) / case.replace(":", "_")
+            where.mkdir()
+            f = stop_and_resume(server, env, eval_name, stop, opts.at, where)
+            total = f["answered_first"] + f["answered_resume"]
+            row = next((x for x in f["summary"].splitlines() if x.startswith("econarena/chat")), "").split("  ")[-1]
+            print(f"{cell} {stop}: exit {f['status']}; first run answered {f['answered_first']} (on disk "
+                  f"{f['kept_calls']}), in flight at the stop {f['in_flight_at_stop']}; resume answered "
+                  f"{f['answered_resume']}; total {total} for {needed} needed: paid twice {total - needed}; "
+                  f"report identical: {report_bytes(f['report']) == report_bytes(report)}; summary status: "
+                  f"{row.strip()!r}", flush=True)
+            print(f"    {f['plan_line'].replace('econarena: plan: ', 'resume plan: ')}", flush=True)
     server.stop()
-    print(f"killed with {len(kept)} sessions on disk; {len(started - kept)} in flight (lost)")
-    print(f"first run {n1} calls, resume {n2 - n1} calls, total {n2} (an uninterrupted run: {SESSIONS * CALLS})")
-    print(f"calls paid twice: {n2 - SESSIONS * CALLS} ({n1 - len(kept) * CALLS} of the first run's calls were "
-          "for sessions the kill cut off)")
-    print(f"final report: {report['sessions']} sessions, {report['errored_sessions']} errored")
 
 
 if __name__ == "__main__":

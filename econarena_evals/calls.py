@@ -125,19 +125,25 @@ def is_rate_limited(exc: BaseException) -> bool:
 
 def fatal_cause(exc: BaseException) -> Optional[str]:
     """One line naming an error that no retry cures, and what to do about it; None for any other."""
+    fatal = _fatal(exc)
+    return None if fatal is None else fatal[1]
+
+
+def _fatal(exc: BaseException) -> Optional[tuple[str, str]]:
+    """(the stop's word in the log and the summary's status, the line for the user), or None."""
     status, body = _status(exc), _error_body(exc)
     code = str(body.get("code") or body.get("type") or "")
     message = str(body.get("message") or exc)[:200]
     if status == 429 and ("insufficient_quota" in code or "quota" in message.lower() and "exceeded your" in message.lower()):
-        return f"the API key's quota is used up (429 {code or 'insufficient_quota'}): add credit or use another key, then resume"
+        return "quota", f"the API key's quota is used up (429 {code or 'insufficient_quota'}): add credit or use another key, then resume"
     if status == 401:
-        return f"the endpoint refused the API key (401): check OPENAI_API_KEY / api_key, then resume. Server said: {message}"
+        return "key", f"the endpoint refused the API key (401): check OPENAI_API_KEY / api_key, then resume. Server said: {message}"
     if status == 403:
-        return f"the API key may not use this model or endpoint (403): check its permissions, then resume. Server said: {message}"
+        return "permission", f"the API key may not use this model or endpoint (403): check its permissions, then resume. Server said: {message}"
     if status == 404:
-        return f"the endpoint does not know this model or path (404): check the model name and base URL, then resume. Server said: {message}"
+        return "model", f"the endpoint does not know this model or path (404): check the model name and base URL, then resume. Server said: {message}"
     if status == 400 and ("context_length" in code or "maximum context length" in message.lower()):
-        return f"a prompt is too long for the model's context (400 {code}): use a model with a longer context, or lower max_tokens"
+        return "context", f"a prompt is too long for the model's context (400 {code}): use a model with a longer context, or lower max_tokens"
     return None
 
 
@@ -217,6 +223,7 @@ class _RunState:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.stop_reason: Optional[str] = None
+        self.stop_word: Optional[str] = None  # "quota", "interrupted", ...: the summary's "stopped: <word>"
         self.stopped = threading.Event()
         self.sent = self.refused = self.answered = 0
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
@@ -224,15 +231,15 @@ class _RunState:
     def reset(self) -> None:
         """A new run in this process (an eval run in-process after another): not stopped, counters at 0."""
         with self.lock:
-            self.stop_reason = None
+            self.stop_reason = self.stop_word = None
             self.stopped.clear()
             self.sent = self.refused = self.answered = 0
             self.limits.clear()
 
-    def stop(self, reason: str) -> None:
+    def stop(self, reason: str, word: str = "stopped") -> None:
         with self.lock:
             if self.stop_reason is None:
-                self.stop_reason = reason
+                self.stop_reason, self.stop_word = reason, word
         self.stopped.set()
         for lane in list(_lanes.values()):
             lane.wake()
@@ -245,9 +252,22 @@ class _RunState:
 RUN = _RunState()
 
 
-def stop_run(reason: str) -> None:
-    """No new request goes out from now on; calls waiting or queued fail with ``RunStopped``."""
-    RUN.stop(reason)
+def stop_run(reason: str, word: str = "stopped") -> None:
+    """No new request goes out from now on; calls waiting or queued fail with ``RunStopped``.
+    ``word`` names the cause in one word for the log (``econarena_stop``) and the summary."""
+    RUN.stop(reason, word)
+
+
+def wait_in_flight(timeout_s: float) -> int:
+    """Wait up to ``timeout_s`` for the requests already sent to end (answered and recorded, or
+    failed); returns how many are still out. After a stop, what is in flight is paid for anyway:
+    kept in the log, a resume need not pay for it again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = sum(lane.in_flight for lane in list(_lanes.values()))
+        if out <= 0 or time.monotonic() >= deadline:
+            return max(0, out)
+        time.sleep(0.01)
 
 
 # ---- pacing: one lane per (endpoint, key, model) ----
@@ -699,15 +719,16 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
             lane.refused(*(server_wait_said(result) or (None,)))
             if lane.waited_too_long(policy.rate_limit_patience_s):
                 stop_run(f"rate limited: no answer from this endpoint for rate_limit_patience_s="
-                         f"{policy.rate_limit_patience_s:g}s; wait for the limit to reset, or raise the patience, then resume")
+                         f"{policy.rate_limit_patience_s:g}s; wait for the limit to reset, or raise the patience, then resume",
+                         "rate limit")
                 break
             if batch.cancelled[i]:
                 break
             batch.waiting(i)
             continue
-        cause = fatal_cause(result)
-        if cause is not None:
-            stop_run(cause)
+        fatal = _fatal(result)
+        if fatal is not None:
+            stop_run(fatal[1], fatal[0])
             break
         attempt += 1
         if attempt >= policy.max_attempts or not is_transient(result) or batch.cancelled[i]:

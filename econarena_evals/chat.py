@@ -91,6 +91,13 @@ def _flag(value: Any) -> Optional[bool]:
     return text in {"1", "true", "yes", "on"}
 
 
+def chat_messages(prompt: Any) -> list[dict[str, str]]:
+    """The messages ``econarena/chat`` sends (and records) for a prompt: a text, or chat messages."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [{"role": m["role"], "content": m["content"]} for m in prompt]
+
+
 class ChatResult(CompletionResult):
     def __init__(self, text: str, raw: Any = None) -> None:
         self.text, self.raw = text, raw
@@ -217,10 +224,7 @@ class ChatCompletionFn(CompletionFn):
             raise RetryNow(f"{self.model} refused temperature/max_tokens; asking again as a reasoning model") from exc
 
     def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
-        if isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = [{"role": m["role"], "content": m["content"]} for m in prompt]
+        messages = chat_messages(prompt)
         # The eval passes its call deadline: a request must not outlive the eval's wait for it.
         timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
         client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure)

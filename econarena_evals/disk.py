@@ -92,7 +92,7 @@ def _failed(recorder: Any, exc: OSError) -> None:
     exit_status.fail(exit_status.STOPPED)
     print(f"econarena: stopped: the log cannot be written: {describe(path, exc)}", file=sys.stderr, flush=True)
     resume.hint_at_exit(recorder, "The run stopped: its log could not be written.",
-                        finished=recorder._econarena_disk["sessions"],
+                        kept=lambda: {"finished": recorder._econarena_disk["sessions"]},
                         after=f"\n  (that new log would go on {mount_point(path)} too: free space there, or give "
                               f"--record_path a path on another disk; with {resume.RESUME_DIR_ENV}=DIR set, "
                               "resume commands put the new log in DIR)")

@@ -23,7 +23,7 @@ from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
 from .calls import observe_response_headers
-from .chat import ChatCompletionFn, ChatResult, reply_of, shared_client
+from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .fnsettings import check_values
 
 SeatFn = Callable[..., CompletionResult]
@@ -91,6 +91,14 @@ def reserved_completion_tokens(fn: CompletionFn, sampling_kwargs: dict[str, Any]
         return fn.reserved_tokens(sampling_kwargs)
     options = getattr(fn, "extra_options", None) or {}
     return int(options.get("max_tokens") or sampling_kwargs.get("max_tokens") or 0)
+
+
+def recorded_prompt(fn: CompletionFn, prompt: Any) -> Any:
+    """The prompt as ``fn``'s ``sampling`` event holds it: what a resumed run compares, call by call."""
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)
+    if evals_fn is not None:
+        return evals_fn[0](raw_prompt=prompt).to_formatted_prompt()
+    return chat_messages(prompt) if isinstance(fn, ChatCompletionFn) else prompt
 
 
 def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:

@@ -10,7 +10,9 @@ import contextvars
 import hashlib
 import logging
 import math
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -22,8 +24,8 @@ from evals.record import RecorderBase
 
 from . import resume
 from . import config, disk, exit_status
-from .calls import RUN, NotACompletion, call_all
-from .endpoints import check_args, lane_key, reserved_completion_tokens, single_try
+from .calls import RUN, NotACompletion, call_all, stop_run, wait_in_flight
+from .endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
 from .progress import Progress
@@ -76,7 +78,12 @@ class _SessionState:
     outcomes: dict[int, RunOutcome] = field(default_factory=dict)
     finish: dict[tuple[int, int], Optional[str]] = field(default_factory=dict)  # (run, seat) -> finish_reason
     error: Optional[str] = None
+    reused: int = 0  # seat calls taken from the log resumed from instead of being sent
 
+
+# How long a stopped run (Ctrl-C, SIGTERM, SIGHUP) waits for the calls already on the wire, so their
+# paid answers are in the log; a second Ctrl-C leaves at once.
+STOP_GRACE_S = 10.0
 
 # What evals itself passes to every eval's constructor besides the YAML args.
 EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
@@ -127,6 +134,8 @@ class EconArena(evals.Eval):
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
+        self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
+        self._kept_lock = threading.Lock()
 
     # ---- the shell around the pure core ----
 
@@ -154,13 +163,16 @@ class EconArena(evals.Eval):
         tag_seat_calls(recorder)
         if self.resume_from:
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
-                        "there, with %d finished run(s) kept)", plan.source, len(plan.done),
-                        len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs)
+                        "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
+                        len(plan.done), len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs,
+                        plan.kept_calls)
         # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
-        to_play = [s for s, _ in evals.eval._index_samples(sessions) if s.index not in self.resumed]
+        handed_out = [s for s, _ in evals.eval._index_samples(sessions)]
+        to_play = [s for s in handed_out if s.index not in self.resumed]
         fn = self.roster[0][1]
         estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
-                                 reserved_completion_tokens(fn, self.sampling_kwargs))
+                                 reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call)
+        estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
         print(f"econarena: plan: {self.name}: {estimate.line()}", file=sys.stderr, flush=True)
 
         def limits_line(rpm: float, tpm: float) -> Optional[str]:
@@ -171,26 +183,39 @@ class EconArena(evals.Eval):
                 f"{minutes:.1f} min at those limits")
 
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line)
+        restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
             with progress:
                 results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
-        except KeyboardInterrupt:  # Ctrl-C: what is on disk is kept; say how to go on, without a traceback
-            resume.durable()
-            resume.hint_at_exit(recorder, "The run was interrupted (Ctrl-C).")
-            raise SystemExit(exit_status.INTERRUPTED) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
+            word, code, said = exit_status.interruption(exc)
+            stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
+            try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
+                wait_in_flight(STOP_GRACE_S)
+            except KeyboardInterrupt:  # pressed again: leave now
+                pass
+            self._record_stop(recorder, word, f"{word} ({said})")
+            resume.hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
+            exit_status.fail(code)
+            raise SystemExit(code) from None
         except BaseException as exc:
-            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).")
+            resume.durable()
+            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
             raise
-        if any(r is None for r in results):
-            errored = sum(r is None for r in results)
+        finally:
+            restore()
+        if RUN.stop_reason:
+            self._record_stop(recorder, RUN.stop_word or "stopped", RUN.stop_reason)
+        errored = sum(r is None for r in results)
+        if errored:
             why = f"{errored} session(s) errored."
             if RUN.stop_reason:
-                why = f"The run stopped: {RUN.stop_reason}."
-            resume.hint_at_exit(recorder, why, finished=len(results) - errored)
+                why = f"stopped: {RUN.stop_reason}."
+            resume.hint_at_exit(recorder, why, self._kept_counts)
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
-        if RUN.stop_reason and not disk.failed(recorder):  # disk.guard said it when the write failed
+        if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.guard
             print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
         if self._errors:
             # Loud on purpose: an errored session is left out of the means, and a report with fewer
@@ -199,6 +224,26 @@ class EconArena(evals.Eval):
             print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
                   f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
         return report
+
+    def _kept_call(self, session: int, run: int, seat: int) -> bool:
+        """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
+        part = self.resumed_runs.get(session)
+        return part is not None and (run in part.runs or (run, seat) in part.calls)
+
+    def _count_kept(self, sessions: int = 0, calls: int = 0) -> None:
+        with self._kept_lock:
+            self._kept["sessions"] += sessions
+            self._kept["calls"] += calls
+
+    def _kept_counts(self) -> dict[str, int]:
+        with self._kept_lock:
+            return {"finished": self._kept["sessions"], "calls": self._kept["calls"]}
+
+    def _record_stop(self, recorder: RecorderBase, word: str, reason: str) -> None:
+        """Say in the log why the run stopped, so a summary of it says so (``stopped: quota``)."""
+        data = {"cell": self.cell_name, "stopped": word, "reason": redact_text(reason), **self._kept_counts()}
+        recorder.record_event(resume.STOP_EVENT, data, sample_id=resume.STOP_EVENT)
+        resume.durable(recorder)
 
     def _seat_roster(self, cli_names: list[str]) -> None:
         """Who can sit: the command line's players in order, then the cell's opponents.
@@ -225,6 +270,7 @@ class EconArena(evals.Eval):
         if session.index in self.resumed:  # finished in the log resumed from: copy, do not play
             result = resume.rerecord(self.resumed[session.index])
             resume.durable()
+            self._count_kept(1, sum(t == "sampling" for t, _ in self.resumed[session.index].events))
             return result
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
@@ -239,6 +285,8 @@ class EconArena(evals.Eval):
                 state.finish.update({(run, seat["seat"]): seat.get("finish_reason")
                                      for run, event in part.runs.items() for seat in event["seats"]})
                 resume.rerecord_events(part.sample_id, part.events)
+                state.reused += sum(t == "sampling" for t, _ in part.events)
+                self._count_kept(calls=state.reused)
             for wave in waves(self.cell.runs, self.cell.history_runs):
                 wave = [run for run in wave if run not in state.outcomes]
                 if wave:
@@ -256,16 +304,28 @@ class EconArena(evals.Eval):
         self._record_session(state, result)
         resume.durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
         self._sessions_done += 1
+        if result is not None:
+            self._count_kept(1)
         return result
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
         calls, keys, lanes, costs = [], [], [], []
         finish = state.finish
+        reused: dict[tuple[int, int], str] = {}
+        part = self.resumed_runs.get(state.session.index)
         for run in wave:
             past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
             for seat in range(1, self.cell.seats + 1):
                 prompt = self._prompt(state.session, run, seat, past)
                 fn = state.seat_fns[seat - 1]
+                recorded = part.calls.get((run, seat)) if part is not None else None
+                if recorded is not None:  # answered in the log resumed from: reused if the request is the same
+                    text = resume.reusable_reply(recorded, recorded_prompt(fn, prompt), state.seat_names[seat - 1])
+                    if text is not None:
+                        evals.record.record_event("sampling", recorded)  # as it was, under this session's id
+                        reused[(run, seat)] = text
+                        finish[(run, seat)] = recorded.get("finish_reason")
+                        continue
                 tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
                        "player": state.seat_names[seat - 1]}
                 calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag, finish)))
@@ -273,7 +333,11 @@ class EconArena(evals.Eval):
                 lanes.append(self._lane(fn))
                 # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
                 costs.append(len(prompt_text(prompt)) / 4 + reserved_completion_tokens(fn, self.sampling_kwargs))
-        replies = dict(zip(keys, call_all(calls, self.policy, lanes, costs)))
+        if reused:
+            state.reused += len(reused)
+            self._count_kept(calls=len(reused))
+            resume.durable()
+        replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
         for run in wave:
             answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
             failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
@@ -324,6 +388,9 @@ class EconArena(evals.Eval):
             if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
                 evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
                                              recorded_by="econarena")
+            # on disk before the call counts as answered: a kill -9 loses only the calls in flight
+            resume.durable()
+            self._count_kept(calls=1)
             return text
 
         return call
@@ -370,6 +437,8 @@ class EconArena(evals.Eval):
         data["cut_off"] = sum(1 for run, o in state.outcomes.items() for seat in o.seats
                               if seat.player == first and state.finish.get((run, seat.seat)) == "length")
         data["errored"] = state.error is not None
+        if self.resume_from:  # seat calls not sent again: the log resumed from answered them
+            data["reused_calls"] = state.reused
         if state.error is not None:  # an endpoint's error message may quote a key: mask it
             state.error = redact_text(state.error)
             self._errors.append((state.session.index, state.error))

@@ -8,17 +8,64 @@ own, applies it as the very last thing the process does, after the log is writte
 
 Codes: 0 every session finished; 2 refused before any call (a bad eval arg, a resume from another
 condition); 3 some session errored; 4 the run stopped early (an error no retry cures: quota, key,
-model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C).
+model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, what
+``timeout`` and schedulers send); 129 hung up (SIGHUP, a closed terminal). The last three are the
+shell's 128 + signal number, so a script sees the same status as for a process the signal killed.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+from typing import Any, Callable
 
 REFUSED = 2
 ERRORED = 3
 STOPPED = 4
 INTERRUPTED = 130
+TERMINATED = 143
+HUNG_UP = 129
+
+# signal -> (the stop's word in the log and the summary, exit status, what the user is told)
+_SIGNALS = {signal.SIGINT: ("interrupted", INTERRUPTED, "Ctrl-C"),
+            signal.SIGTERM: ("terminated", TERMINATED, "SIGTERM")}
+if hasattr(signal, "SIGHUP"):
+    _SIGNALS[signal.SIGHUP] = ("hung up", HUNG_UP, "SIGHUP")
+
+
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread where Ctrl-C raises KeyboardInterrupt, so all
+    three end the run the same way: what was answered is kept and the resume command printed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise Signalled(signum)
+
+
+def stop_on_signals() -> Callable[[], None]:
+    """Make SIGTERM and SIGHUP raise ``Signalled`` in the main thread; returns what undoes it."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    before = {}
+    for signum in _SIGNALS:
+        if signum != signal.SIGINT:
+            before[signum] = signal.signal(signum, _raise)
+
+    def restore() -> None:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+    return restore
+
+
+def interruption(exc: BaseException) -> tuple[str, int, str]:
+    """(word, exit status, what the user pressed or sent) for a KeyboardInterrupt or ``Signalled``."""
+    return _SIGNALS[getattr(exc, "signum", signal.SIGINT)]
 
 
 def fail(code: int) -> None:

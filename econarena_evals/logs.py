@@ -26,6 +26,8 @@ class EvalLog:
     settings: list[dict[str, Any]] = field(default_factory=list)  # the econarena_players event's entries
     # requested model -> {model a response named instead: calls}, from sampling events
     answered_as: dict[str, dict[str, int]] = field(default_factory=dict)
+    calls: int = 0  # answered seat calls: sampling events with the seat tag
+    stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
 
     @property
     def eval_name(self) -> str:
@@ -112,11 +114,14 @@ def read_log(path: Path) -> EvalLog:
             elif row.get("type") == "econarena_players" and isinstance(row.get("data"), dict):
                 log.settings = [masked(e) for e in row["data"].get("players") or []
                                 if isinstance(e, dict) and "name" in e]
-            elif row.get("type") == "sampling" and isinstance(row.get("data"), dict) \
-                    and row["data"].get("requested_model"):
-                seen = log.answered_as.setdefault(str(row["data"]["requested_model"]), {})
-                answered = str(row["data"].get("model"))
-                seen[answered] = seen.get(answered, 0) + 1
+            elif row.get("type") == "econarena_stop" and isinstance(row.get("data"), dict):
+                log.stop = row["data"]
+            elif row.get("type") == "sampling" and isinstance(row.get("data"), dict):
+                log.calls += "econarena" in row["data"]
+                if row["data"].get("requested_model"):
+                    seen = log.answered_as.setdefault(str(row["data"]["requested_model"]), {})
+                    answered = str(row["data"].get("model"))
+                    seen[answered] = seen.get(answered, 0) + 1
     if not log.spec:
         log.problems.append("no run spec line: not an evals log")
     if log.final_report is None:

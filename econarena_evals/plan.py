@@ -78,11 +78,12 @@ class Estimate:
     prompt_tokens: int
     completion_reserved: int
     counted: str  # how prompt tokens were counted
+    kept: int = 0  # seat calls a resumed run takes from its log instead of sending (not in ``calls``)
 
     def __add__(self, other: "Estimate") -> "Estimate":
         return Estimate(self.sessions + other.sessions, self.calls + other.calls,
                         self.prompt_tokens + other.prompt_tokens,
-                        self.completion_reserved + other.completion_reserved, self.counted)
+                        self.completion_reserved + other.completion_reserved, self.counted, self.kept + other.kept)
 
     def minutes_at(self, rpm: Optional[float], tpm: Optional[float]) -> Optional[float]:
         """The fewest minutes the run can take at these limits (None if neither is known)."""
@@ -91,7 +92,10 @@ class Estimate:
         return max(bounds) if (rpm or tpm) else None
 
     def line(self) -> str:
-        return (f"{self.calls:,} seat calls ({self.sessions} sessions); prompts ~{self.prompt_tokens:,} tokens "
+        calls = f"{self.calls:,} seat calls ({self.sessions} sessions)"
+        if self.kept:
+            calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({self.sessions} sessions)"
+        return (f"{calls}; prompts ~{self.prompt_tokens:,} tokens "
                 f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens")
 
 
@@ -107,19 +111,24 @@ def _typical_past(cell: CellConfig, session: Session, run: int) -> list[PastRun]
     return past
 
 
-def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional[str], max_tokens: int) -> Estimate:
-    """Every seat call of these sessions (in an arena, every seat: an upper bound for one model)."""
+def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional[str], max_tokens: int,
+                  kept: Optional[Callable[[int, int, int], bool]] = None) -> Estimate:
+    """Every seat call of these sessions (in an arena, every seat: an upper bound for one model),
+    less those ``kept(session, run, seat)`` says a resumed run takes from its log."""
     count, counted = token_counter(model)
     game = get_game(cell.game)
-    tokens = 0
+    tokens = calls = skipped = 0
     for session in sessions:
         for run in range(cell.runs):
             past = _typical_past(cell, session, run)
             for seat in range(1, cell.seats + 1):
+                if kept is not None and kept(session.index, run, seat):
+                    skipped += 1
+                    continue
                 messages = game.seat_prompt(cell, session, run, seat, past)
                 tokens += count(prompt_text(messages)) + MESSAGE_OVERHEAD * len(messages) + 3
-    calls = len(sessions) * cell.runs * cell.seats
-    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted)
+                calls += 1
+    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped)
 
 
 # ---- econarena-plan: the same for evals named in the registry, without any call ----

@@ -335,7 +335,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
                           "ci95": list(metric_interval(values, c.column, c.player, m)) if values else None}
         result["conditions"].append({
             "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
-            "finished": c.finished, "sessions": len(c.sessions), "errored_sessions": c.errored,
+            "finished": c.finished, "status": c.chosen.status if c.chosen else ("finished" if c.finished else "partial"),
+            "sessions": len(c.sessions), "errored_sessions": c.errored,
             "rule_break_rate": c.rule_breaks / c.seats if c.seats else None,
             "tokens_per_session": c.tokens, "metrics": metrics,
             "settings": redact_mapping(c.settings) if c.settings else None,
@@ -381,10 +382,10 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
                   + "; ".join(f"{md(d['player'])} in {md(d['column'])}: {d['errored_sessions']}"
                               for d in errored_rows)
                   + " (see *Rule breaks, errors and tokens*).", ""]
-    partial_rows = [d for d in result["conditions"] if not d["finished"]]
+    partial_rows = [d for d in result["conditions"] if d["status"] not in ("finished", "errored")]
     if partial_rows:
-        lines += ["> **Partial logs** (the run did not finish; their finished sessions are used): "
-                  + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)})" for d in partial_rows})),
+        lines += ["> **Stopped or partial logs** (the run did not finish; their finished sessions are used): "
+                  + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})" for d in partial_rows})),
                   ""]
     lines += [f"{len(logs)} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "

@@ -8,11 +8,13 @@ writes the buffer after each session.
 copies each session that finished there into the new log and lets the eval play only the others.
 What is done is decided from the old log alone (``plan``); the eval calls ``rerecord`` for a done
 session instead of playing it. A session counts as done when its ``econarena_session`` event says
-it did not error and all of its runs are in the log; anything else (cut off by the kill, errored)
-is played again from its first run.
+it did not error and all of its runs are in the log; anything else (cut off by a stop, errored)
+goes on from its first unfinished run, and each seat call the log answered there is reused when
+the new run would send the very same request (``reusable_reply``).
 
-Every copied ``econarena_run`` and ``econarena_session`` event gets ``resumed_from``: the log it
-was copied from. Other events (``sampling``) are copied unchanged, under their original sample id.
+Every copied ``econarena_run`` and ``econarena_session`` event, and every reused ``sampling``
+event, gets ``resumed_from``: the log it was copied from. The ``sampling`` events of copied runs are
+copied unchanged, all under their original sample id.
 """
 from __future__ import annotations
 
@@ -28,13 +30,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .conditions import condition_of, differences
+from .filing import SEAT_TAG
 from .games import read_prompt
 from .metrics import METRICS
 from .redact import redact_command, redact_url
 
 RESUME_ENV = "ECONARENA_RESUME"
 RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)
-MARK = "resumed_from"  # the field a copied econarena_run / econarena_session event carries
+MARK = "resumed_from"  # the field a copied econarena_run / econarena_session / reused sampling event carries
+STOP_EVENT = "econarena_stop"  # why a run stopped early, under a sample id of its own (this name)
 
 SessionResult = Optional[dict[str, dict[str, float]]]
 
@@ -85,6 +89,9 @@ class PartSession:
     sample_id: str
     runs: dict[int, dict[str, Any]]  # run -> its econarena_run event (marked)
     events: list[tuple[str, Any]]  # those runs' run and sampling events, in log order
+    # (run, seat) -> the sampling event of an answered seat call of another run, reused when the
+    # resumed run would send the very same prompt (``reusable_reply``)
+    calls: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,6 +105,11 @@ class Plan:
     @property
     def kept_runs(self) -> int:
         return sum(len(p.runs) for p in self.parts.values())
+
+    @property
+    def kept_calls(self) -> int:
+        """Answered seat calls of unfinished runs that the log holds, reusable as they are."""
+        return sum(len(p.calls) for p in self.parts.values())
 
 
 def read_rows(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
@@ -185,7 +197,10 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     for sample_id, events in by_sample.items():
         sessions = [r["data"] for r in events if r["type"] == "econarena_session"]
         run_events = [r["data"] for r in events if r["type"] == "econarena_run"]
-        indices = {int(d["session"]) for d in sessions + run_events if "session" in d}
+        tags = [r["data"].get(SEAT_TAG) for r in events if r["type"] == "sampling" and isinstance(r["data"], Mapping)]
+        # a session cut off before its first run finished is known by its answered seat calls alone
+        indices = {int(d["session"]) for d in sessions + run_events + [t for t in tags if isinstance(t, Mapping)]
+                   if isinstance(d.get("session"), int)}
         if len(indices) != 1:
             continue
         index = indices.pop()
@@ -198,11 +213,13 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
         if not finished:
             out.replay.append(index)
             part = _finished_runs(index, sample_id, events, source)
-            if part.runs:
+            if part.runs or part.calls:
                 out.parts[index] = part
             continue
-        copied = [(r["type"], {**r["data"], MARK: str(source)}
-                   if r["type"] in ("econarena_run", "econarena_session") else r["data"]) for r in events]
+        answered = sum(r["type"] == "sampling" for r in events)
+        copied = [(r["type"], {**r["data"], MARK: str(source)} if r["type"] == "econarena_run" else
+                   {**r["data"], MARK: str(source), "reused_calls": answered} if r["type"] == "econarena_session"
+                   else r["data"]) for r in events]
         out.done[index] = DoneSession(index=index, sample_id=sample_id, events=copied,
                                       result=result)
     out.replay = sorted(set(out.replay) - set(out.done))
@@ -232,7 +249,37 @@ def _finished_runs(index: int, sample_id: str, events: Sequence[Mapping[str, Any
     kept: list[tuple[str, Any]] = [("econarena_run", runs[run]) for run in sorted(runs)]
     kept += [("sampling", r["data"]) for r in events
              if r["type"] == "sampling" and _seat_call_run(r["data"]) in runs]
-    return PartSession(index=index, sample_id=sample_id, runs=runs, events=kept)
+    calls: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in events:
+        data = r["data"]
+        tag = data.get(SEAT_TAG) if r["type"] == "sampling" and isinstance(data, Mapping) else None
+        if not isinstance(tag, Mapping) or tag.get("session") != index or tag.get("run") in runs:
+            continue
+        if not isinstance(tag.get("run"), int) or not isinstance(tag.get("seat"), int):
+            continue
+        # a reply the log holds altered (cut to its first 64 KB, or with escaped characters) is
+        # not the reply that was scored: that call is sent again
+        if data.get("sampled_full_chars") or data.get("sampled_escaped"):
+            continue
+        calls.setdefault((tag["run"], tag["seat"]), {**data, MARK: str(source)})
+    return PartSession(index=index, sample_id=sample_id, runs=runs, events=kept, calls=calls)
+
+
+def reusable_reply(data: Mapping[str, Any], prompt: Any, player: str) -> Optional[str]:
+    """The reply of a recorded seat call, if the resumed run would send exactly its request: the
+    same prompt (as the completion fn records it) from the same player. The condition (model,
+    completion args, sampling args, seed) is the same already: ``plan`` refuses another one."""
+    tag = data.get(SEAT_TAG) or {}
+    if tag.get("player") != player or _canonical(data.get("prompt")) != _canonical(prompt):
+        return None
+    sampled = data.get("sampled")
+    if isinstance(sampled, list):
+        return str(sampled[0]) if sampled else ""
+    return None if sampled is None else str(sampled)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
@@ -358,28 +405,39 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
         note += "\n  (OPENAI_BASE_URL's user, password and query are masked as ***: set it as the run had it)"
     if "***" in command:
         note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
-    return "To resume it (finished sessions and runs are kept; only what is missing is played):\n  " \
+    return "To resume it (every answered seat call is kept; only what is missing is sent):\n  " \
            + prefix + resume_command(command, log_path) + note
 
 
 _hinted = False
 
 
-def hint_at_exit(recorder: Any, why: str, finished: Optional[int] = None, after: str = "") -> None:
-    """Print the resume command on stderr when the process exits (after any traceback); ``after``
-    is added below it."""
+def hint_at_exit(recorder: Any, why: str, kept: Optional[Callable[[], Mapping[str, int]]] = None,
+                 after: str = "") -> None:
+    """Print the resume command on stderr when the process exits (after any traceback): one line
+    with the cause and what the log keeps. ``kept()`` gives ``finished`` sessions and, where known,
+    answered seat ``calls``, asked at exit: calls answered while the process wound down count too.
+    ``after`` is added below the command."""
     global _hinted
     path = log_path_of(recorder)
     if path is None or _hinted:
         return
     _hinted = True
-    kept = "The finished sessions are" if finished is None else (
-        f"{finished} finished session(s) are" if finished else "No session finished; the log is")
-    message = f"{why} {kept} in {path}.\n" + hint(spec_of(recorder.run_spec), path, env=os.environ) + after
+    command = hint(spec_of(recorder.run_spec), path, env=os.environ) + after
+
+    def message() -> str:
+        if kept is None:
+            what = "What was answered is kept"
+        else:
+            n = kept()
+            what = f"{n['finished']} finished session(s)" + (
+                f" and {n['calls']} answered seat call(s)" if "calls" in n else "") + " are kept"
+        return f"econarena: {why} {what} in {path}.\n" + command
+
     if os.path.basename(sys.argv[0] if sys.argv else "") in ("oaieval", "oaieval.py"):
-        atexit.register(_say, message)  # after any traceback
+        atexit.register(lambda: _say(message()))  # after any traceback
     else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
-        _say(message)
+        _say(message())
 
 
 def _say(message: str) -> None:

@@ -48,6 +48,11 @@ class Chosen:
         return sum(1 for s in self.log.sessions if s.get("errored"))
 
     @property
+    def status(self) -> str:
+        """The status word of docs/report.md: ``finished``, ``errored``, ``stopped: <cause>``, ``partial``."""
+        return status_of(self.log)
+
+    @property
     def group(self) -> Optional[str]:
         """The overall figure this column counts towards, or None (a non-default condition)."""
         registry = (self.log.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
@@ -57,6 +62,17 @@ class Chosen:
         if self.condition.arena or self.condition.arg("opponents"):
             return ARENA if self.condition.split in ("", "dev") else None
         return SELF_PLAY if self.condition.split in ("", "dev") else SELF_PLAY_TEST
+
+
+def status_of(log: EvalLog) -> str:
+    """``stopped: <cause>`` when the run recorded why it stopped early (quota, interrupted, ...);
+    ``partial`` when it ended without a final report and without saying why (a kill); else
+    ``errored`` if any session errored (every one, or some), ``finished`` if none did."""
+    if log.stop is not None:
+        return f"stopped: {log.stop.get('stopped') or 'early'}"
+    if log.final_report is None:
+        return "partial"
+    return "errored" if any(s.get("errored") for s in log.sessions) or not log.sessions else "finished"
 
 
 def _created(log: EvalLog) -> str:
@@ -79,8 +95,8 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
             notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
         elif not log.is_econarena:
             notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
-        elif not log.sessions:
-            notes.append({"file": str(path), "status": "skipped", "why": "no finished or errored session in the log"})
+        elif not log.sessions and not log.calls and log.stop is None:
+            notes.append({"file": str(path), "status": "skipped", "why": "no seat call answered in the log"})
         else:
             by_condition.setdefault(condition_of(log.spec, log.settings or None), []).append(log)
 

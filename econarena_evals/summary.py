@@ -82,9 +82,17 @@ def holes(c: Chosen) -> list[str]:
     expected = expected_sessions(c.log)
     if expected is not None and len(c.log.sessions) < expected:
         out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
-    if not c.finished:
-        out.append("partial: no final report")
+    if not c.finished or c.log.stop is not None:
+        out.append(f"{c.status}: {done_counts(c.log, expected)}")
     return out
+
+
+def done_counts(log: EvalLog, expected: Optional[int]) -> str:
+    """What a stopped log holds: finished sessions, runs and answered seat calls."""
+    finished = sum(1 for s in log.sessions if not s.get("errored"))
+    of = f" of {expected}" if expected is not None else ""
+    return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
+            f"{log.calls} seat call(s) answered (a resume sends only the others)")
 
 
 def table(chosen: list[Chosen]) -> str:
@@ -100,7 +108,7 @@ def table(chosen: list[Chosen]) -> str:
                      for m, k in zip(METRICS, keys)]
             rows.append([row_label, c.column] + cells
                         + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
-                           "finished" if c.finished else "PARTIAL"])
+                           c.status])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -159,7 +167,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:
         print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
-        if not c.finished or c.errored:
+        if c.status != "finished":
             print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
     for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
         cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))

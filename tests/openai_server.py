@@ -206,6 +206,17 @@ class OpenAIServer:
             self._server.shutdown()
             self._server.server_close()
 
+    def answered(self, since: int = 0) -> int:
+        """Whole answers sent (the calls an API would bill) among requests ``since`` onwards."""
+        with self._lock:
+            return sum(1 for r in self.requests[since:] if r.get("answered"))
+
+    def in_flight(self, at: float, since: int = 0, until: Optional[int] = None) -> int:
+        """Requests (of ``since:until``) not yet answered at ``at``, a perf_counter time: received
+        then, or later (sent before a stop, on the wire at it). What a stop at ``at`` caught in flight."""
+        with self._lock:
+            return sum(1 for r in self.requests[since:until] if r.get("done", float("inf")) >= at)
+
     def paths(self) -> list[str]:
         with self._lock:
             return [r["path"] for r in self.requests]
@@ -319,6 +330,7 @@ class OpenAIServer:
                 if server.limiter is not None:
                     refusal, limit_headers = server.limiter.admit(body)
                     if refusal is not None:
+                        record["quota_refused"] = refusal[1]["error"]["code"] == "insufficient_quota"
                         self._send(*refusal, limit_headers)
                         record["done"] = time.perf_counter()
                         return
@@ -339,6 +351,8 @@ class OpenAIServer:
                         limit_headers = {**limit_headers, **extra}
                     raw = json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
+                    if status == 200 and fault != "truncated":
+                        record["answered"] = True  # a whole answer went out: a paid call
                 record["done"] = time.perf_counter()
 
         return Handler
