@@ -125,7 +125,7 @@ def test_report_md_from_a_hostile_log_renders_as_text_and_adds_no_element(real_l
     # every field reached report.md: the hostile strings are in it, as text
     for field in FIELDS[:-1]:  # a session's error is in report.html only: report.md counts errored sessions
         assert field + "&lt;script&gt;document.title='pwned'" in text, field
-    assert "errored session" in text and "Partial logs" in text
+    assert "errored session" in text and "Stopped or partial logs" in text
     assert bad.tags == plain.tags, (bad.tags - plain.tags, plain.tags - bad.tags)
     assert bad.tags["table"] >= 5 and bad.tags["img"] == plain.tags["img"] == 2  # the plots only
     # what was markup shows as its characters
