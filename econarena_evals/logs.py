@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from .fnsettings import from_spec, label
 from .games import get as get_game
@@ -84,12 +84,13 @@ def decode_row(text: str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def _is_spec_line(text: str) -> bool:
+def _not_spec(text: str) -> Optional[str]:
+    """Why a first line is not a run spec, or None."""
     try:
         row = decode_row(text)
     except ValueError:
-        return False
-    return isinstance(row, dict) and isinstance(row.get("spec"), dict)
+        return "not JSON"
+    return None if isinstance(row, dict) and isinstance(row.get("spec"), dict) else "JSON but not a run spec"
 
 
 def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, str]]:
@@ -132,23 +133,21 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 continue
             if first:
                 first = False
-                if not _is_spec_line(text):
-                    reading.refused = f"line {lineno} is not a run spec: {NOT_AN_EVALS_LOG}"
+                why = _not_spec(text)
+                if why:
+                    reading.refused = f"line {lineno} is {why}: {NOT_AN_EVALS_LOG}"
                     reading.problems.append(reading.refused)
                     return
             yield lineno, text
     reading.finish()
 
 
-def iter_rows(path: Path, reading: Optional[Reading] = None,
-              wanted: Optional[Callable[[str], bool]] = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, row) of each JSON object line of an evals log (``iter_lines``'s bounds apply).
-    ``wanted``: a cheap test of a line's text before it is decoded. A line that is not JSON is
-    counted and named in ``reading``; the run id of every row decoded is noted there."""
+    A line that is not JSON is counted and named in ``reading``; the run id of every row is noted
+    there. (A reader that wants few lines tests ``iter_lines``' text before decoding: transcripts.)"""
     reading = reading if reading is not None else Reading()
     for lineno, text in iter_lines(path, reading):
-        if wanted is not None and not wanted(text):
-            continue
         try:
             row = decode_row(text)
         except ValueError:

@@ -14,7 +14,6 @@ import io
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
