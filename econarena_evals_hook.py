@@ -19,6 +19,9 @@ is first imported, we
 * read ``econarena/chat:MODEL`` as ``econarena/chat`` with ``model=MODEL``, so each player of an
   arena can be a different chat model (``--completion_args`` would give them all the same one);
 * refuse a ``--registry_path`` that is not a directory (evals skips it silently);
+* hold a lock on the log (``--record_path``) for the life of the process, taken before evals'
+  recorder truncates it, so that a second run on a log a live run is writing is refused (exit 2)
+  instead of both writing one file (``hold_log``);
 * decode completion args whose value is JSON (``response_format={"type":"json_object"}``, or
   ``@file.json``) into objects, note on each fn what the command line told it (for the eval's
   ``econarena_players`` event), and mask secrets in ``sys.argv`` (secret completion args, a URL's
@@ -182,12 +185,80 @@ def _quiet_http_logs():
             logger.addFilter(_HttpLogFilter())
 
 
+HELD_LOGS = {}  # real path of a log -> the descriptor whose lock this process holds on it
+
+
+class LogInUse(ValueError):
+    """The log is being written by another live run."""
+
+
+def hold_log(path):
+    """Take the log's lock (``flock`` on the file itself) for this process's life, or refuse the run
+    if another live process holds it. The kernel drops the lock when its holder dies, however it
+    dies, so a killed run never blocks the next one. Anything that is not a local file the lock can
+    be taken on (a blob URL, a missing directory that cannot be made) is left to evals as before."""
+    import fcntl
+
+    path = os.fspath(path)
+    if "://" in path:
+        return
+    real = os.path.realpath(path)
+    held = HELD_LOGS.get(real)
+    if held is not None:
+        try:
+            if os.fstat(held).st_ino == os.stat(real).st_ino:
+                return  # this process's own earlier run on the path (a notebook, a test)
+        except OSError:
+            pass
+    try:
+        os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+        fd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        from econarena_evals.exit_status import refuse
+
+        refuse(LogInUse(f"--record_path {path} is being written by another run that is still going: "
+                        "wait for it to end, or give this run another --record_path"))
+        return
+    except OSError:  # a file system without locks: run as evals always did
+        os.close(fd)
+        return
+    HELD_LOGS[real] = fd
+
+
+def _lock_record_path():
+    """Wrap evals' LocalRecorder.__init__ (which opens the log with "wb", truncating it) so that
+    ``hold_log`` runs before the file is touched."""
+    import evals.record
+
+    cls = evals.record.LocalRecorder
+    if getattr(cls, "_econarena_locked", False):
+        return
+    init = cls.__init__
+
+    def __init__(self, log_path, *args, **kwargs):
+        if log_path is not None:
+            hold_log(log_path)
+        init(self, log_path, *args, **kwargs)
+
+    cls.__init__ = __init__
+    cls._econarena_locked = True
+
+
 def patch(module):
     _register_exit_handler()
     try:
         _quiet_http_logs()
     except Exception as exc:  # noqa: BLE001 - see module docstring
         _note("quieting httpx's request lines", exc)
+    try:
+        _lock_record_path()
+    except Exception as exc:  # noqa: BLE001 - see module docstring
+        _note("locking the record path", exc)
     ours = registry_root()
     STATE["registry"] = ours
     if ours is not None and ours not in module.DEFAULT_PATHS:

@@ -12,7 +12,6 @@ the event (a built-in player, ``econarena/chat``, evals' own fns, a user's fn).
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Iterator, Optional
 
 from .games import get as get_game
 from .games import read_prompt
+from .logs import iter_rows
 
 # recorded on each sampling event by the eval: which seat call it was (see eval.py)
 SEAT_TAG = "econarena"
@@ -45,14 +45,9 @@ class LogSessions:
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict) and isinstance(row.get("data"), dict):
-                yield row
+    for _, row in iter_rows(path):
+        if isinstance(row.get("data"), dict):
+            yield row
 
 
 def read_sessions(path: Path) -> LogSessions:

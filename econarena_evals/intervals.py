@@ -20,7 +20,8 @@ _LOW, _HIGH = int(0.025 * BOOTSTRAP_RESAMPLES), int(0.975 * BOOTSTRAP_RESAMPLES)
 
 def rng_for(*what: object) -> np.random.Generator:
     """The generator of one interval, named by what it is of."""
-    name = ":".join([str(BOOTSTRAP_SEED), *map(str, what)]).encode("utf-8")
+    # backslashreplace: a lone surrogate in a name is a name, not a crash (valid text encodes as before)
+    name = ":".join([str(BOOTSTRAP_SEED), *map(str, what)]).encode("utf-8", "backslashreplace")
     return np.random.default_rng(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))
 
 

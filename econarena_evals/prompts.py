@@ -97,6 +97,8 @@ def prompt_text(prompt: Union[str, Sequence[Any]]) -> str:
     """The text of a prompt as a completion fn receives it: a string or chat messages."""
     if isinstance(prompt, str):
         return prompt
+    if not isinstance(prompt, (list, tuple)):  # a hand-edited log's prompt: no text
+        return ""
     return "\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
 
 

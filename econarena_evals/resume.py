@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from .conditions import condition_of, differences
 from .filing import SEAT_TAG
 from .games import read_prompt
+from .logs import Reading, iter_rows
 from .metrics import METRICS
 from .redact import redact_command, redact_url
 
@@ -116,23 +117,15 @@ def read_rows(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """The run spec, the event rows in order, and how many lines were not JSON (a torn last line)."""
     spec: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
-    torn = 0
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                torn += 1
-                continue
-            if not isinstance(row, dict):
-                continue
-            if "spec" in row:
-                spec = row["spec"] or {}
-            elif "type" in row and row.get("sample_id") is not None:
-                rows.append(row)
-    return spec, rows, torn
+    reading = Reading()
+    for _, row in iter_rows(path, reading):
+        if "spec" in row:
+            spec = row["spec"] or {}
+        elif "type" in row and row.get("sample_id") is not None:
+            rows.append(row)
+    if reading.mixed:
+        raise ResumeRefused(f"resume_from={path} {reading.mixed}: resume from a log one run wrote")
+    return spec, rows, reading.not_json
 
 
 def spec_of(run_spec: Any) -> dict[str, Any]:
@@ -153,12 +146,9 @@ def result_of(data: Mapping[str, Any], players: Sequence[str]) -> SessionResult:
 
 
 def first_spec(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            row = json.loads(handle.readline() or "{}")
-    except (OSError, ValueError):
-        return {}
-    return (row.get("spec") or {}) if isinstance(row, dict) else {}
+    for _, row in iter_rows(path):
+        return row["spec"]  # iter_rows yields a spec line first, or nothing
+    return {}
 
 
 def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[str],
@@ -395,6 +385,10 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
     run's environment, when known (the eval's own process), so the command carries its endpoint."""
     # a log written before secrets were masked may hold a key in its command line: never repeat it
     command = redact_command(str((spec.get("run_config") or {}).get("command") or ""))
+    try:
+        shlex.split(command)
+    except ValueError:  # a hand-edited command line that cannot be split: told as if there were none
+        command = ""
     if not command:  # not run by oaieval (a test, a script): no command line to repeat
         return (f"To resume it, run the same eval again with resume_from={Path(log_path).resolve()} "
                 "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")

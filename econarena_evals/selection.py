@@ -91,7 +91,9 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
     by_condition: dict[Condition, list[EvalLog]] = {}
     for path in find_logs(paths):
         log = read_log(path)
-        if not log.spec:
+        if log.mixed:
+            notes.append({"file": str(path), "status": "skipped", "why": log.mixed})
+        elif not log.spec:
             notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
         elif not log.is_econarena:
             notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .games import get as get_game
-from .logs import EvalLog
+from .logs import EvalLog, decode_row, iter_lines
 from .games import read_prompt
 from .prompts import fmt, prompt_text, seat_and_run
 from .answers import NO_ANSWER, answer_object, number_of, rule_break_kind
@@ -237,7 +237,7 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
                 session = int(tag["session"])
                 if seat is None or run is None:
                     seat, run = int(tag["seat"]), int(tag["run"])
-            except (TypeError, ValueError, KeyError):
+            except (TypeError, ValueError, KeyError, OverflowError):
                 return None, None
             slot = free((session, run, seat))
             return (slot, data) if slot else (None, None)
@@ -259,28 +259,23 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
         return exact(data, row.get("sample_id"), run, seat, text, action), data
 
     def stream(thorough: bool) -> None:
-        try:
-            handle = open(log.path, encoding="utf-8", errors="replace")
-        except OSError:
-            return
-        with handle:
-            for line in handle:
-                if '"sampling"' not in line:  # a cheap test before anything else
-                    continue
-                if not thorough:
-                    out.sampling_events += 1
-                slot, data = place(line, thorough)
-                if slot is None or data is None:
-                    continue
-                found.add(slot)
-                waiting[slot[1:]].discard(slot[0])
-                reply, finish = _reply_and_reason(data)
-                if slot[0] in keep:
-                    out.calls[slot] = Call(data.get("prompt"), reply, finish)
-                if slot in invalid:
-                    _file_rule_break(out, slot, seat_rows, events, reply, finish)
-                if found >= needed:
-                    break
+        for _, line in iter_lines(log.path):
+            if '"sampling"' not in line:  # a cheap test before anything else
+                continue
+            if not thorough:
+                out.sampling_events += 1
+            slot, data = place(line, thorough)
+            if slot is None or data is None:
+                continue
+            found.add(slot)
+            waiting[slot[1:]].discard(slot[0])
+            reply, finish = _reply_and_reason(data)
+            if slot[0] in keep:
+                out.calls[slot] = Call(data.get("prompt"), reply, finish)
+            if slot in invalid:
+                _file_rule_break(out, slot, seat_rows, events, reply, finish)
+            if found >= needed:
+                break
 
     if needed:
         stream(thorough=False)
@@ -293,7 +288,7 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
 
 def _decode(line: str) -> Optional[dict[str, Any]]:
     try:
-        row = json.loads(line)
+        row = decode_row(line)
     except ValueError:
         return None
     if not isinstance(row, dict) or row.get("type") != "sampling" or not isinstance(row.get("data"), dict):
