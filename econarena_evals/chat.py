@@ -55,9 +55,24 @@ def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: fl
                 client = AzureOpenAI(azure_endpoint=endpoint, azure_deployment=deployment, api_version=version,
                                      api_key=api_key, timeout=timeout_s, max_retries=max_retries)
             else:
-                client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
+                # The openai client appends its routes to the base URL as a string, so a gateway's
+                # query (``/v1?key=...``) would end up before the route (``/v1/?key=...chat/completions``):
+                # the query goes into every request as a query of its own instead.
+                base, query = split_query(base_url)
+                client = OpenAI(base_url=base, api_key=api_key, timeout=timeout_s, max_retries=max_retries,
+                                default_query=query or None)
             _clients[key] = client
         return client
+
+
+def split_query(base_url: Optional[str]) -> tuple[Optional[str], dict[str, str]]:
+    """A base URL without its query string, and that query's parameters."""
+    if not base_url or "?" not in base_url:
+        return base_url, {}
+    from urllib.parse import parse_qsl
+
+    base, _, query = base_url.partition("?")
+    return base, dict(parse_qsl(query, keep_blank_values=True))
 
 
 def reply_of(response: Any, field: str = "message") -> tuple[str, Optional[str]]:

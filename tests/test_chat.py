@@ -18,8 +18,9 @@ def run(fn: str, env: dict, tmp_path, *extra: str, cell: str = "beauty_L", sampl
 
 def test_stock_evals_sends_unknown_names_to_the_legacy_endpoint(model_env, server, tmp_path):
     """Why econarena/chat exists: evals' own fn routes a listed non-gpt-4 name to /v1/completions."""
+    before = len(server.bodies("my-local-model"))  # the server is shared by the session's tests
     log = run("my-local-model", model_env, tmp_path, samples=1)
-    paths = {p for p, _ in server.bodies("my-local-model")}
+    paths = {p for p, _ in server.bodies("my-local-model")[before:]}
     assert paths == {"/v1/completions"}
     assert log.final_report["sessions"] == 1
 
@@ -81,3 +82,14 @@ def test_configuration_errors_are_clear(monkeypatch):
         "model": "gpt-4o", "messages": [{"role": "user", "content": "x"}], "temperature": 0, "max_tokens": 5, "seed": 1}
     assert ChatCompletionFn(model="o4-mini").reasoning and ChatCompletionFn(model="gpt-5.1").reasoning
     assert not ChatCompletionFn(model="o4-mini", reasoning="false").reasoning
+
+
+def test_a_base_url_with_a_query_sends_the_query_with_every_request(model_env, server, tmp_path):
+    """A gateway that takes its key in the query (``/v1?key=...``): the route stays the route and the
+    query is the request's own (the openai client alone would send ``/v1/?key=...chat/completions``)."""
+    name = "query-gateway-model"
+    env = {**model_env, "OPENAI_BASE_URL": f"{model_env['OPENAI_BASE_URL']}?gw=abc&tier=1"}
+    log = run(f"econarena/chat:{name}", env, tmp_path, samples=1)
+    paths = {p for p, _ in server.bodies(name)}
+    assert paths == {"/v1/chat/completions?gw=abc&tier=1"}
+    assert log.final_report["errored_sessions"] == 0

@@ -54,7 +54,8 @@ def test_a_secret_in_a_url_a_header_a_completion_arg_or_the_environment_is_nowhe
     seen = server.requests[before:]
     assert len(seen) == 150
     assert {r["headers"].get("x-gateway-auth") for r in seen[:50]} == {HEADER}
-    assert {r["path"] for r in seen[50:100]} == {f"/v1/?key={QUERY_KEY}&gw={QUERY_PLAIN}chat/completions"}
+    assert {r["path"] for r in seen[50:100]} == {f"/v1/chat/completions?key={QUERY_KEY}&gw={QUERY_PLAIN}"}
+    # evals' own fn builds its client itself: the openai client puts the route after the query
     assert {r["path"] for r in seen[100:]} == {f"/v1/?gw={ENV_QUERY}chat/completions"}
     assert all("HTTP Request" not in o.stderr for o in outputs)  # httpx's per-request lines are not shown
     assert "To resume it" in outputs[-1].stderr and "OPENAI_BASE_URL='http://" + host + "/v1?gw=***'" in \
@@ -63,7 +64,7 @@ def test_a_secret_in_a_url_a_header_a_completion_arg_or_the_environment_is_nowhe
     debug = oaieval("econarena/chat:my-local-model", logs / "debug.jsonl", base_env(), "--debug",
                     "--completion_args", f"api_base=@{inputs / 'gateway.json'}")
     outputs.append(debug)
-    assert f"HTTP Request: POST http://{host}/v1/?key=***&gw=***" in debug.stderr
+    assert f"HTTP Request: POST http://{host}/v1/chat/completions?key=***&gw=***" in debug.stderr
     outputs.append(run_cli([cli("econarena-summary"), str(logs)], base_env()))
     assert "To resume it" in outputs[-1].stdout
     outputs.append(run_cli([cli("econarena-report"), str(logs), "--out", str(tmp_path / "report")], base_env()))
