@@ -26,7 +26,7 @@ from .calls import RUN, call_all
 from .endpoints import lane_key, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
-from .progress import Progress
+from .progress import Progress, duration
 from .prompts import prompt_text
 from .redact import redact_text
 from .metrics import METRICS, final_report, session_metrics
@@ -164,7 +164,14 @@ class EconArena(evals.Eval):
                 f"econarena: the endpoint states {stated} (no other limit): this run needs at least "
                 f"{minutes:.1f} min at those limits")
 
-        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line)
+        def pace_line(served: float, per_s: float, elapsed_s: float) -> str:
+            total_s = estimate.calls / per_s
+            return (f"econarena: plan: {self.name}: the endpoint decodes about {served:.0f} call(s) at once, "
+                    f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
+                    f"({duration(max(0.0, total_s - elapsed_s))} more)")
+
+        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
+                            pace_line=pace_line)
         try:
             with progress:
                 results: list[SessionResult] = self.eval_all_samples(recorder, sessions)

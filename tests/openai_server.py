@@ -142,8 +142,16 @@ class RateLimiter:
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
-                 azure_key: Optional[str] = None, answer_model: Optional[str] = None) -> None:
+                 azure_key: Optional[str] = None, answer_model: Optional[str] = None,
+                 slots: Optional[int] = None, decode_s: float = 0.0) -> None:
         self.policy = policy
+        # A server that decodes ``slots`` requests at a time, ``decode_s`` each (llama.cpp's slots,
+        # OLLAMA_NUM_PARALLEL): the others wait in its queue, in the order they came
+        self.slots = threading.Semaphore(slots) if slots else None
+        self.decode_s = decode_s
+        self.most_decoding = 0  # the most requests decoding at once, to prove the slots held
+        self.most_held = 0  # the most requests in the server at once: decoding or in its queue
+        self._decoding = self._held = 0
         self.limiter = limiter
         # Azure OpenAI's shape: POST /openai/deployments/<deployment>/chat/completions?api-version=...
         # with the key in an api-key header; anything else is refused as Azure refuses it
@@ -198,6 +206,21 @@ class OpenAIServer:
                     return name
                 x -= share
         return None
+
+    def decode(self) -> None:
+        """Wait for a free slot, then hold it for ``decode_s``."""
+        assert self.slots is not None
+        with self._lock:
+            self._held += 1
+            self.most_held = max(self.most_held, self._held)
+        with self.slots:
+            with self._lock:
+                self._decoding += 1
+                self.most_decoding = max(self.most_decoding, self._decoding)
+            time.sleep(self.decode_s)
+            with self._lock:
+                self._decoding -= 1
+                self._held -= 1
 
     def usage(self, prompt_chars: int, completion_chars: int, reasoning_tokens: int = 0) -> dict[str, Any]:
         usage = nested_usage(prompt_chars, completion_chars, reasoning_tokens)
@@ -295,6 +318,8 @@ class OpenAIServer:
                         self._send(*refusal, limit_headers)
                         record["done"] = time.perf_counter()
                         return
+                if server.slots is not None:
+                    server.decode()
                 fault = server.draw_fault()
                 delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
                 if delay:
