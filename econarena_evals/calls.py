@@ -249,6 +249,9 @@ SLOW_START = 8  # calls in flight a lane opens with, before any answer says what
 # jitter of an instant player or a LAN never reads as a queue).
 LATENCY_TOLERANCE, LATENCY_SLACK_S = 2.0, 0.02
 GROW_TOLERANCE = 1.5  # an answer within this many times the unloaded latency did not queue: send more
+# Until the first cut, each answer that did not queue adds this many: five times the calls in flight
+# per round trip, so a server that serves hundreds (vLLM) has them within about three round trips.
+SLOW_START_GROWTH = 4
 
 
 class Lane:
@@ -410,13 +413,15 @@ class Lane:
             # cut once per round trip: answers to requests sent before the last cut tell of a queue already cut for
             if self.cut_at_sent is None or number > self.cut_at_sent:
                 served = in_flight * base / max(latency_s, 1e-9)
-                self.limit = max(1.0, min(self.limit, served + 1))
+                # at most halved per round trip: a server slowed by something else than our calls
+                # (another client, a long reply) is not taken for one that serves a handful
+                self.limit = max(1.0, min(self.limit, max(served + 1, self.limit / 2)))
                 self.cut_at_sent = self.sent
                 RUN.paces[self.key] = self
         elif latency_s <= GROW_TOLERANCE * base + LATENCY_SLACK_S and in_flight >= self.limit / 2:
             # grow on an answer that did not queue (not on the smoothed latency: that lags behind a
             # queue building up), and only a limit in use
-            self.limit += 1 if self.cut_at_sent is None else 1 / self.limit
+            self.limit += SLOW_START_GROWTH if self.cut_at_sent is None else 1 / self.limit
 
     def refused(self, wait_s: Optional[float]) -> None:
         """A rate-limit 429: everyone in the lane waits as asked, and the lane slows down (once per

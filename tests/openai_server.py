@@ -6,6 +6,7 @@ endpoint was called. Usage is sent the way today's API sends it, with nested det
 """
 from __future__ import annotations
 
+import collections
 import json
 import random
 import re
@@ -139,6 +140,32 @@ class RateLimiter:
             return None, self._headers()
 
 
+class FifoSlots:
+    """``n`` slots handed out in arrival order, as a server's queue does (``threading.Semaphore``
+    lets a newcomer take a slot before the requests already waiting)."""
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self.lock = threading.Lock()
+        self.queue: "collections.deque[threading.Event]" = collections.deque()
+
+    def __enter__(self) -> None:
+        with self.lock:
+            if self.free and not self.queue:
+                self.free -= 1
+                return
+            turn = threading.Event()
+            self.queue.append(turn)
+        turn.wait()  # the slot is handed over by the request that frees it
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            if self.queue:
+                self.queue.popleft().set()
+            else:
+                self.free += 1
+
+
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
@@ -147,7 +174,7 @@ class OpenAIServer:
         self.policy = policy
         # A server that decodes ``slots`` requests at a time, ``decode_s`` each (llama.cpp's slots,
         # OLLAMA_NUM_PARALLEL): the others wait in its queue, in the order they came
-        self.slots = threading.Semaphore(slots) if slots else None
+        self.slots = FifoSlots(slots) if slots else None
         self.decode_s = decode_s
         self.most_decoding = 0  # the most requests decoding at once, to prove the slots held
         self.most_held = 0  # the most requests in the server at once: decoding or in its queue

@@ -3,6 +3,8 @@ import contextvars
 import time
 import threading
 
+from openai_server import FifoSlots
+
 from econarena_evals.calls import RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
@@ -174,10 +176,10 @@ def test_a_completion_fn_bug_does_not_open_the_breaker():
 
 
 class Slots:
-    """A server in-process that decodes ``slots`` calls at a time, ``decode_s`` each; the rest wait."""
+    """A server in-process that decodes ``slots`` calls at a time, ``decode_s`` each; the rest wait in turn."""
 
     def __init__(self, slots, decode_s):
-        self.sem, self.decode_s = threading.Semaphore(slots), decode_s
+        self.sem, self.decode_s = FifoSlots(slots), decode_s
         self.lock = threading.Lock()
         self.held = self.most_held = self.calls = 0
         self.held_late = []  # calls held at once, seen by each call after the first 20

@@ -45,6 +45,7 @@ def test_a_server_with_few_slots_is_played_at_its_pace(slots, cell, fn, deadline
     assert report["sessions"] == sessions and report["errored_sessions"] == 0
     assert len(server.requests) <= 1.2 * seat_calls  # no call timed out and was sent again
     assert server.most_decoding == slots  # the server really decoded that many at a time
-    # what waited in the server's queue: the slow start's few, then about what it serves plus a probe
-    assert server.most_held <= 2 * SLOW_START + 4 * slots, server.most_held
+    # what waited in the server's queue: the slow start's burst, then about what it serves plus a
+    # probe; sent all at once, every call of a cell without history would have waited there
+    assert server.most_held <= max(seat_calls // 3, 2 * SLOW_START), server.most_held
     assert filing_problems(log) == []
