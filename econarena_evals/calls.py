@@ -262,12 +262,13 @@ class Lane:
     of refused requests, nor with hundreds of calls queued in a server that decodes a few at a time.
     The first answer or refusal that states the key's limits sets the pace, and then the pace alone
     bounds the lane. An endpoint that states no limit gets a concurrency limit that follows what it
-    serves (``limit``: AIMD on latency, TCP-like): while answers come back about as fast as the
-    unloaded server answers, every answer raises the limit (by one until the first cut, doubling it
-    per round trip; by one per round after), up to what the dispatcher's ``max_concurrency`` allows;
-    once they take more than ``LATENCY_TOLERANCE`` times that, the calls in flight were queueing in
-    the server, and the limit is cut to what it served (Little's law: in flight x unloaded latency /
-    latency), plus one queued call so it never idles; at most once per round trip. A server that
+    serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
+    ``GROW_TOLERANCE`` times the unloaded latency raises the limit (by ``SLOW_START_GROWTH`` until
+    the first cut, by one per round trip after), up to what the dispatcher's ``max_concurrency``
+    allows; once the smoothed latency passes ``LATENCY_TOLERANCE`` times it, the calls in flight
+    were queueing in the server, and the limit is cut to what it served (Little's law: in flight x
+    unloaded latency / latency) plus one queued call so it never idles, by at most half and at most
+    once per round trip. A server that
     serves hundreds at once (vLLM) never answers slower for more in flight and is never cut.
     Refusals without stated limits halve ``window`` instead.
     """
