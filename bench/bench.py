@@ -1,6 +1,6 @@
 """Speed and memory of a session run, measured end to end. Prints figures; asserts nothing.
 
-    python bench/bench.py [--latency 0.2] [--sessions 10] [--threads 10] [--quick]
+    python bench/bench.py [--latency 0.2] [--sessions 10] [--threads 10] [--quick] [--concurrent-only]
 
 1. Starts a real OpenAI-compatible HTTP server on 127.0.0.1 that answers every call after
    ``--latency`` seconds with a deterministic policy.
@@ -141,6 +141,8 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--threads", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="skip the serial runs of evals' own fn")
+    parser.add_argument("--concurrent-only", action="store_true",
+                        help="only the concurrent runs against the bare client: no serial runs, engine time or memory")
     opts = parser.parse_args()
     server = OpenAIServer(scripted, models=("gpt-4",), latency_s=opts.latency).start()
     waves = math.ceil(opts.sessions / opts.threads)
@@ -154,7 +156,7 @@ def main() -> int:
         for cell, history_runs in (("beauty_L", 0), ("beauty_hist", 3)):
             bound = waves * opts.latency * (10 if history_runs else 1)
             conc = oaieval(server, fn, f"econarena.{cell}", opts.sessions, opts.threads)
-            if opts.quick and fn == "gpt-4":
+            if opts.concurrent_only or (opts.quick and fn == "gpt-4"):
                 serial = None
             else:
                 serial = oaieval(server, fn, f"econarena.{cell}", opts.sessions, opts.threads, "max_concurrency=1")
@@ -166,6 +168,9 @@ def main() -> int:
             bare = bare_client(server, [b for b in conc["bodies"] if "messages" in b], 10 if history_runs else 1)
             print(f"{fn:<22} {cell:<12} {serial_txt:>16} {conc['phase']:>7.2f} ({conc['wall']:>5.1f}) "
                   f"{speedup:>8} {bound:>8.2f} {conc['phase'] / bound:>7.2f}x {bare:>7.2f} {conc['phase'] / bare:>6.2f}x")
+    if opts.concurrent_only:
+        server.stop()
+        return 0
     engine_time_per_decision()  # warm-up: imports, registry, worker threads
     # the least of five runs: scheduling and GC only ever add time
     per_decision = min(engine_time_per_decision() for _ in range(5))

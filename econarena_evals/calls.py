@@ -227,6 +227,7 @@ class _RunState:
         self.stopped = threading.Event()
         self.sent = self.refused = self.answered = 0
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
+        self.paces: dict[Hashable, "Lane"] = {}  # the lanes whose concurrency limit was cut: a server's pace
 
     def reset(self) -> None:
         """A new run in this process (an eval run in-process after another): not stopped, counters at 0."""
@@ -235,6 +236,7 @@ class _RunState:
             self.stopped.clear()
             self.sent = self.refused = self.answered = 0
             self.limits.clear()
+            self.paces.clear()
 
     def stop(self, reason: str, word: str = "stopped") -> None:
         with self.lock:
@@ -276,7 +278,15 @@ def wait_in_flight(timeout_s: float) -> int:
 # run into them from a slightly different clock or token count.
 PACE_SHARE = 0.9
 BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API allows ~1 s)
-SLOW_START, SLOW_START_S = 8, 2.0
+SLOW_START = 8  # calls in flight a lane opens with, before any answer says what the server serves
+# The concurrency limit (AIMD on latency, see Lane): a lane sends fewer once its answers take more
+# than LATENCY_TOLERANCE times the server's unloaded latency (plus LATENCY_SLACK_S, so that the
+# jitter of an instant player or a LAN never reads as a queue).
+LATENCY_TOLERANCE, LATENCY_SLACK_S = 2.0, 0.02
+GROW_TOLERANCE = 1.5  # an answer within this many times the unloaded latency did not queue: send more
+# Until the first cut, each answer that did not queue adds this many: five times the calls in flight
+# per round trip, so a server that serves hundreds (vLLM) has them within about three round trips.
+SLOW_START_GROWTH = 4
 # The longest a lane pauses at once for a server's word (retry-after, x-ratelimit-reset-*): a
 # header asking for a day must not stall a run. Minute limits reset within 60 s; a longer wait is
 # cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
@@ -288,12 +298,19 @@ class Lane:
     """Everything that shares a rate limit: paces requests and tokens, learns the limits from the
     ``x-ratelimit-limit-*`` headers, backs off when refused, and waits when the server says.
 
-    A lane opens with a few calls in flight (``SLOW_START``) until its first response, or for
-    ``SLOW_START_S`` at most, so a run does not open with hundreds of refused requests, and a dead
-    endpoint still fails every call within its deadline plus those seconds. Then an endpoint that
-    states no limit and refuses nothing (vLLM, llama.cpp, the built-in players) is never slowed
-    down; the first answer or refusal that states the key's limits sets the pace; refusals without
-    stated limits halve the calls in flight instead.
+    A lane opens with a few calls in flight (``SLOW_START``), so a run does not open with hundreds
+    of refused requests, nor with hundreds of calls queued in a server that decodes a few at a time.
+    The first answer or refusal that states the key's limits sets the pace, and then the pace alone
+    bounds the lane. An endpoint that states no limit gets a concurrency limit that follows what it
+    serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
+    ``GROW_TOLERANCE`` times the unloaded latency raises the limit (by ``SLOW_START_GROWTH`` until
+    the first cut, by one per round trip after), up to what the dispatcher's ``max_concurrency``
+    allows; once the smoothed latency passes ``LATENCY_TOLERANCE`` times it, the calls in flight
+    were queueing in the server, and the limit is cut to what it served (Little's law: in flight x
+    unloaded latency / latency) plus one queued call so it never idles, by at most half and at most
+    once per round trip. A server that
+    serves hundreds at once (vLLM) never answers slower for more in flight and is never cut.
+    Refusals without stated limits halve ``window`` instead.
     """
 
     def __init__(self, key: Hashable) -> None:
@@ -305,12 +322,20 @@ class Lane:
         self.tat_requests = self.tat_tokens = 0.0  # theoretical arrival times (GCRA)
         self.paused_until = 0.0
         self.window = math.inf  # calls in flight allowed; finite only once refusals came with no stated limit
+        self.limit = float(SLOW_START)  # calls in flight the server serves, as its latency says; inf once paced
+        self.latency_s: Optional[float] = None  # smoothed latency of recent answers
+        self.unloaded_s: Optional[float] = None  # the least smoothed latency seen: the server with no queue
+        self.cut_at_sent: Optional[int] = None  # requests sent when the limit was last cut (None: never)
+        self.fastest_s = math.inf  # the quickest answer: about one decode with no queue
+        self.answer_times: collections.deque = collections.deque(maxlen=32)
+        self.busy_since = 0.0  # when calls last went in flight with none before
+        self.heard_at = 0.0  # when the endpoint last said anything (an answer, a refusal, an error status)
         self.in_flight = 0
         self.answered = 0
         self.last_answer = time.monotonic()
         self.last_cut = 0.0
         self.rpm_known_at: Optional[float] = None  # when the limits were first stated
-        self.slow_start_until: Optional[float] = None  # set by the first request; 0 once it ended
+        self.slow_start_until: Optional[float] = None  # no longer read (refused() still resets it)
         self.sent = 0  # requests and tokens sent so far
         self.sent_tokens = 0.0
         self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
@@ -320,22 +345,23 @@ class Lane:
         with self.cond:
             self.cond.notify_all()
 
-    def acquire(self, cost: float, cancelled: Callable[[], bool]) -> bool:
-        """Wait until a request of ``cost`` tokens may go out; False if the run stopped or the call
-        was cancelled meanwhile (nothing is then reserved)."""
+    def acquire(self, cost: float, cancelled: Callable[[], bool], silence_s: float = math.inf) -> Any:
+        """Wait until a request of ``cost`` tokens may go out: then (its number in the lane, the
+        calls in flight with it). False if the run stopped or the call was cancelled meanwhile;
+        None if the lane's calls in flight have gone ``silence_s`` without a word from the
+        endpoint (it stopped answering: this call would only queue behind them). Nothing is then
+        reserved."""
         with self.cond:
             while True:
                 if RUN.stopped.is_set() or cancelled():
                     return False
                 now = time.monotonic()
-                if self.slow_start_until is None:
-                    self.slow_start_until = now + SLOW_START_S
-                window = self.window
-                if self.slow_start_until and now < self.slow_start_until:
-                    window = min(window, SLOW_START)
+                window = min(self.window, self.limit)
                 wait = self.paused_until - now
                 if wait <= 0 and self.in_flight >= window:
-                    wait = 1.0 if window == self.window else min(1.0, self.slow_start_until - now)  # or a release
+                    if now - max(self.busy_since, self.heard_at) >= silence_s:
+                        return None
+                    wait = 1.0  # or a release
                 if wait <= 0:
                     send_at = now
                     if self.rpm:
@@ -349,10 +375,12 @@ class Lane:
                             self.tat_requests = max(self.tat_requests, now) + interval
                         if self.tpm:
                             self.tat_tokens = max(self.tat_tokens, now) + 60.0 * cost / (self.tpm * self.share)
+                        if not self.in_flight:
+                            self.busy_since = now
                         self.in_flight += 1
                         self.sent += 1
                         self.sent_tokens += cost
-                        return True
+                        return self.sent, self.in_flight
                 self.cond.wait(min(max(wait, 0.001), 1.0))
 
     def release(self) -> None:
@@ -376,7 +404,7 @@ class Lane:
         with self.cond:
             first = self.rpm_known_at is None
             self.rpm, self.tpm = rpm or self.rpm, tpm or self.tpm
-            self.window = math.inf  # the pace bounds this lane now, not a guess at its concurrency
+            self.window = self.limit = math.inf  # the pace bounds this lane now, not a guess at its concurrency
             if first:
                 # What went out before the limits were known (the slow start) has already used the
                 # key's allowance: the pace starts behind it, not at a full bucket.
@@ -397,14 +425,23 @@ class Lane:
             RUN.limits[self.key] = (self.rpm, self.tpm)
             self.cond.notify_all()
 
-    def answered_ok(self) -> None:
+    def heard(self) -> None:
+        """The endpoint said something (an answer, a refusal, an error status): it is not silent."""
         with self.cond:
-            self.slow_start_until = 0.0
+            self.heard_at = time.monotonic()
+
+    def answered_ok(self, latency_s: Optional[float] = None, ticket: Optional[tuple[int, int]] = None) -> None:
+        """An answer, ``latency_s`` after request ``ticket`` (as ``acquire`` gave it) went out."""
+        with self.cond:
             self.answered += 1
-            self.last_answer = time.monotonic()
+            self.last_answer = self.heard_at = time.monotonic()
             if self.window < math.inf:
                 self.window += 1 / self.window  # additive increase after a cut
             self.share = min(PACE_SHARE, self.share + 0.005)
+            self.answer_times.append(self.last_answer)
+            if latency_s is not None and ticket is not None and self.limit < math.inf:
+                self.fastest_s = min(self.fastest_s, latency_s)
+                self._follow_latency(latency_s, *ticket)
             self.cond.notify_all()
 
     def _bounded(self, asked_s: float, source: str) -> float:
@@ -419,6 +456,29 @@ class Lane:
                   f"pausing {bound:g} s at most at a time (ceiling {MAX_SERVER_WAIT_S:g} s, rate_limit_patience_s="
                   f"{self.patience_s:g}), then asking again", file=sys.stderr, flush=True)
         return bound
+
+    def _follow_latency(self, latency_s: float, number: int, in_flight: int) -> None:
+        """The concurrency limit's step (see the class): under ``self.cond``."""
+        smooth = latency_s if self.latency_s is None else self.latency_s + 0.25 * (latency_s - self.latency_s)
+        self.latency_s = smooth
+        # the unloaded latency: the least smoothed latency, drifting up slowly so that longer
+        # prompts later in a run (history) are not taken for a queue for ever
+        base = self.unloaded_s = smooth if self.unloaded_s is None else min(
+            smooth, self.unloaded_s + 0.002 * (smooth - self.unloaded_s))
+        queueing = smooth > LATENCY_TOLERANCE * base + LATENCY_SLACK_S
+        if queueing:
+            # cut once per round trip: answers to requests sent before the last cut tell of a queue already cut for
+            if self.cut_at_sent is None or number > self.cut_at_sent:
+                served = in_flight * base / max(latency_s, 1e-9)
+                # at most halved per round trip: a server slowed by something else than our calls
+                # (another client, a long reply) is not taken for one that serves a handful
+                self.limit = max(1.0, min(self.limit, max(served + 1, self.limit / 2)))
+                self.cut_at_sent = self.sent
+                RUN.paces[self.key] = self
+        elif latency_s <= GROW_TOLERANCE * base + LATENCY_SLACK_S and in_flight >= self.limit / 2:
+            # grow on an answer that did not queue (not on the smoothed latency: that lags behind a
+            # queue building up), and only a limit in use
+            self.limit += SLOW_START_GROWTH if self.cut_at_sent is None else 1 / self.limit
 
     def refused(self, wait_s: Optional[float], source: str = "retry-after") -> None:
         """A rate-limit 429: everyone in the lane waits as asked (within bounds), and the lane slows
@@ -437,6 +497,16 @@ class Lane:
                 self.window = max(1.0, (self.in_flight if self.window == math.inf else self.window) / 2)
             self.cond.notify_all()
 
+    def pace(self) -> Optional[tuple[float, float]]:
+        """(calls the server decodes at once, calls it answers a second), from its recent answers:
+        by Little's law, the answers a second times the time one takes with no queue."""
+        with self.cond:
+            times = list(self.answer_times)
+        if len(times) < 2 or times[-1] <= times[0] or self.fastest_s == math.inf:
+            return None
+        per_s = (len(times) - 1) / (times[-1] - times[0])
+        return max(1.0, per_s * self.fastest_s), per_s
+
     def waited_too_long(self, patience_s: float) -> bool:
         return time.monotonic() - self.last_answer > patience_s
 
@@ -451,6 +521,15 @@ def lane_for(key: Hashable) -> Lane:
         if lane is None:
             lane = _lanes[key] = Lane(key)
         return lane
+
+
+def concurrency_in_use() -> list[tuple[str, int, float]]:
+    """(lane's model, calls in flight, its concurrency limit) of every lane that has sent anything;
+    the limit is inf where the lane is not cut (paced by stated limits, or serving all it gets)."""
+    with _lanes_lock:
+        lanes = [lane for lane in _lanes.values() if lane.sent]
+    return [(str(lane.key[2]) if isinstance(lane.key, tuple) and len(lane.key) == 3 else "",
+             lane.in_flight, lane.limit if lane.cut_at_sent is not None else math.inf) for lane in lanes]
 
 
 _current = threading.local()  # the lane of the call this worker thread is making
@@ -695,13 +774,16 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
     lane.patience_s = policy.rate_limit_patience_s
     result: Union[str, BaseException]
     while True:
-        if not lane.acquire(batch.costs[i], lambda: batch.cancelled[i]):
+        ticket = lane.acquire(batch.costs[i], lambda: batch.cancelled[i], policy.call_timeout_s)
+        if not ticket:
             result = RunStopped(RUN.stop_reason or "run stopped") if RUN.stopped.is_set() else SeatCallError(
-                "stopped waiting for the rate limit's pace")
+                f"no answer within call_timeout_s={policy.call_timeout_s:g}s: the endpoint answered none of the "
+                "calls sent before this one" if ticket is None else "stopped waiting for the rate limit's pace")
             break
         batch.sent(i)
         RUN.count("sent")
         _current.lane = lane
+        sent_at = time.monotonic()
         try:
             result = call()
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
@@ -710,9 +792,11 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
             _current.lane = None
             lane.release()
         if not isinstance(result, BaseException):
-            lane.answered_ok()
+            lane.answered_ok(time.monotonic() - sent_at, ticket)
             RUN.count("answered")
             break
+        if _status(result) is not None:
+            lane.heard()
         if is_rate_limited(result):
             RUN.count("refused")
             lane.learn(_headers(result))  # a refusal states the limits too

@@ -28,7 +28,7 @@ from .calls import RUN, NotACompletion, call_all, stop_run, wait_in_flight
 from .endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from .fnsettings import players_settings, record_players
 from .plan import estimate_cell
-from .progress import Progress
+from .progress import Progress, duration
 from .prompts import prompt_text
 from .recording import store_as_data
 from .redact import redact_text
@@ -182,7 +182,14 @@ class EconArena(evals.Eval):
                 f"econarena: the endpoint states {stated} (no other limit): this run needs at least "
                 f"{minutes:.1f} min at those limits")
 
-        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line)
+        def pace_line(served: float, per_s: float, elapsed_s: float) -> str:
+            total_s = estimate.calls / per_s
+            return (f"econarena: plan: {self.name}: the endpoint decodes about {served:.0f} call(s) at once, "
+                    f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
+                    f"({duration(max(0.0, total_s - elapsed_s))} more)")
+
+        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
+                            pace_line=pace_line)
         restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
             with progress:

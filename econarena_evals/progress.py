@@ -10,20 +10,33 @@ import threading
 import time
 from typing import Callable, Optional, TextIO
 
-from .calls import RUN
+from .calls import RUN, concurrency_in_use
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     seconds = int(max(0, seconds))
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def in_flight() -> str:
+    """", 2 in flight (limit 2)" per lane; the limit only where the lane follows a server that
+    serves fewer than it was sent, and the lane's model where there are several."""
+    lanes = concurrency_in_use()
+    parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"{n} in flight"
+             + (f" (limit {limit:.0f})" if limit != float("inf") else "") for model, n, limit in lanes]
+    return (", " + "; ".join(parts)) if parts else ""
 
 
 class Progress:
     def __init__(self, name: str, sessions: int, calls: int, sessions_done: Callable[[], int],
                  limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
-                 every_s: Optional[float] = None) -> None:
+                 every_s: Optional[float] = None,
+                 pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None) -> None:
+        # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
+        # said once, when a lane has learned that the server serves fewer calls than it was sent
         self.name, self.sessions, self.calls = name, sessions, calls
-        self.sessions_done, self.limits_line = sessions_done, limits_line
+        self.sessions_done, self.limits_line, self.pace_line = sessions_done, limits_line, pace_line
+        self.told_pace = False
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
@@ -50,10 +63,10 @@ class Progress:
         sent, refused = RUN.sent - self.start_sent, RUN.refused - self.start_refused
         per_min = answered / elapsed * 60
         left = max(0, self.calls - answered)
-        eta = _duration(left / (answered / elapsed)) if answered else "?"
+        eta = duration(left / (answered / elapsed)) if answered else "?"
         refusals = f", {refused / sent:.0%} refused by the rate limit" if refused else ""
         return (f"econarena: {self.name}: {self.sessions_done()}/{self.sessions} sessions, {answered:,}/{self.calls:,} "
-                f"calls, {per_min:,.0f} calls/min{refusals}, ETA {eta}")
+                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight()}, ETA {eta}")
 
     def _loop(self) -> None:
         while not self.stop_event.wait(self.every_s):
@@ -63,6 +76,12 @@ class Progress:
                 if said:
                     self._print(said, newline=True)
                 self.told_limits = True
+            pace = next(iter(RUN.paces.values())).pace() if RUN.paces and not self.told_pace else None
+            if pace is not None and self.pace_line is not None:
+                said = self.pace_line(*pace, time.monotonic() - self.start_t)
+                if said:
+                    self._print(said, newline=True)
+                self.told_pace = True
             self._print(self.line(), newline=not self.tty)
 
     def _print(self, text: str, newline: bool) -> None:

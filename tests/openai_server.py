@@ -6,6 +6,7 @@ endpoint was called. Usage is sent the way today's API sends it, with nested det
 """
 from __future__ import annotations
 
+import collections
 import json
 import random
 import re
@@ -161,16 +162,49 @@ def route(raw_path: str) -> str:
     return path.rstrip("/") if path != "/" else path
 
 
+class FifoSlots:
+    """``n`` slots handed out in arrival order, as a server's queue does (``threading.Semaphore``
+    lets a newcomer take a slot before the requests already waiting)."""
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self.lock = threading.Lock()
+        self.queue: "collections.deque[threading.Event]" = collections.deque()
+
+    def __enter__(self) -> None:
+        with self.lock:
+            if self.free and not self.queue:
+                self.free -= 1
+                return
+            turn = threading.Event()
+            self.queue.append(turn)
+        turn.wait()  # the slot is handed over by the request that frees it
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            if self.queue:
+                self.queue.popleft().set()
+            else:
+                self.free += 1
+
+
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
                  azure_key: Optional[str] = None, answer_model: Optional[str] = None,
-                 answer: Optional[Answer] = None) -> None:
+                 answer: Optional[Answer] = None, slots: Optional[int] = None, decode_s: float = 0.0) -> None:
         self.policy = policy
         # what a misbehaving server makes of each answer: a body that is no completion, a 429 that
         # asks for a day's wait, a reply of any size (the policy's answers are cut at max_tokens)
         self.answer = answer
         self.posts = 0
+        # A server that decodes ``slots`` requests at a time, ``decode_s`` each (llama.cpp's slots,
+        # OLLAMA_NUM_PARALLEL): the others wait in its queue, in the order they came
+        self.slots = FifoSlots(slots) if slots else None
+        self.decode_s = decode_s
+        self.most_decoding = 0  # the most requests decoding at once, to prove the slots held
+        self.most_held = 0  # the most requests in the server at once: decoding or in its queue
+        self._decoding = self._held = 0
         self.limiter = limiter
         # Azure OpenAI's shape: POST /openai/deployments/<deployment>/chat/completions?api-version=...
         # with the key in an api-key header; anything else is refused as Azure refuses it
@@ -236,6 +270,21 @@ class OpenAIServer:
                     return name
                 x -= share
         return None
+
+    def decode(self) -> None:
+        """Wait for a free slot, then hold it for ``decode_s``."""
+        assert self.slots is not None
+        with self._lock:
+            self._held += 1
+            self.most_held = max(self.most_held, self._held)
+        with self.slots:
+            with self._lock:
+                self._decoding += 1
+                self.most_decoding = max(self.most_decoding, self._decoding)
+            time.sleep(self.decode_s)
+            with self._lock:
+                self._decoding -= 1
+                self._held -= 1
 
     def usage(self, prompt_chars: int, completion_chars: int, reasoning_tokens: int = 0) -> dict[str, Any]:
         usage = nested_usage(prompt_chars, completion_chars, reasoning_tokens)
@@ -334,6 +383,8 @@ class OpenAIServer:
                         self._send(*refusal, limit_headers)
                         record["done"] = time.perf_counter()
                         return
+                if server.slots is not None:
+                    server.decode()
                 fault = server.draw_fault()
                 delay = server.latency_s + (server.faults.slow_s if fault == "slow" else 0.0)
                 if delay:

@@ -3,7 +3,9 @@ import contextvars
 import time
 import threading
 
-from econarena_evals.calls import CallPolicy, SeatCallError, call_all
+from openai_server import FifoSlots
+
+from econarena_evals.calls import RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
@@ -171,3 +173,64 @@ def test_a_completion_fn_bug_does_not_open_the_breaker():
         [r] = call_all([(player, bad_signature)], policy)
         assert isinstance(r, TypeError)
     assert call_all([(player, lambda: "ok")], policy) == ["ok"]
+
+
+class Slots:
+    """A server in-process that decodes ``slots`` calls at a time, ``decode_s`` each; the rest wait in turn."""
+
+    def __init__(self, slots, decode_s):
+        self.sem, self.decode_s = FifoSlots(slots), decode_s
+        self.lock = threading.Lock()
+        self.held = self.most_held = self.calls = 0
+        self.held_late = []  # calls held at once, seen by each call after the first 20
+
+    def __call__(self):
+        with self.lock:
+            self.calls += 1
+            self.held += 1
+            self.most_held = max(self.most_held, self.held)
+            if self.calls > 20:
+                self.held_late.append(self.held)
+        with self.sem:
+            time.sleep(self.decode_s)
+        with self.lock:
+            self.held -= 1
+        return "ok"
+
+
+def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
+    server = Slots(1, 0.06)
+    lane = f"one-slot-{time.monotonic()}"
+    results = call_all([(object(), server)] * 50, CallPolicy(**FAST), [lane] * 50)
+    assert results == ["ok"] * 50
+    # Once its first answers came back slower and slower, the lane kept a call or two queued
+    # behind the one decoding, probing for one more now and then (without it: up to 50 held).
+    assert max(server.held_late) <= 6, server.held_late
+    assert RUN.paces[lane] is lane_for(lane)
+    served, per_s = lane_for(lane).pace()
+    assert served < 1.5 and per_s < 1 / 0.06
+
+
+def test_a_server_that_serves_every_call_at_once_is_never_cut():
+    server = Slots(10**6, 0.1)
+    lane = f"wide-{time.monotonic()}"
+    assert call_all([(object(), server)] * 600, CallPolicy(**FAST), [lane] * 600) == ["ok"] * 600
+    assert lane_for(lane).cut_at_sent is None
+    assert server.most_held == 256  # the process-wide cap, not the lane, bounded it
+
+
+def test_calls_held_back_by_a_silent_endpoint_fail_at_the_deadline_without_being_sent():
+    """An endpoint that takes requests and never answers: the calls held back by the lane's limit
+    fail with the ones in flight, not one deadline later each."""
+    hang, sent = threading.Event(), []
+
+    def never():
+        sent.append(1)
+        hang.wait(30)
+        return "late"
+
+    policy = CallPolicy(call_timeout_s=0.5, breaker_threshold=10**6, **FAST)
+    results = call_all([(object(), never)] * 40, policy, [f"silent-{time.monotonic()}"] * 40)
+    hang.set()
+    assert all(isinstance(r, SeatCallError) and "call_timeout_s" in str(r) for r in results)
+    assert len(sent) == SLOW_START  # the first window only
