@@ -281,12 +281,14 @@ BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API 
 SLOW_START = 8  # calls in flight a lane opens with, before any answer says what the server serves
 # The concurrency limit (AIMD on latency, see Lane): a lane sends fewer once its answers take more
 # than LATENCY_TOLERANCE times the server's unloaded latency (plus LATENCY_SLACK_S, so that the
-# jitter of an instant player or a LAN never reads as a queue).
-LATENCY_TOLERANCE, LATENCY_SLACK_S = 2.0, 0.02
+# jitter of an instant player or a LAN never reads as a queue). Not 2: a fast server sharing the
+# machine's cores with the eval answers twice as slowly under load without queueing.
+LATENCY_TOLERANCE, LATENCY_SLACK_S = 3.0, 0.02
 GROW_TOLERANCE = 1.5  # an answer within this many times the unloaded latency did not queue: send more
-# Until the first cut, each answer that did not queue adds this many: five times the calls in flight
-# per round trip, so a server that serves hundreds (vLLM) has them within about three round trips.
-SLOW_START_GROWTH = 4
+# Until the first cut, each answer that did not queue adds this many: nine times the calls in flight
+# per round trip, so a server that serves hundreds (vLLM) has them within two round trips. Not the
+# lane's first answer: it sets the unloaded latency, so it cannot tell a queue (a one-slot server's).
+SLOW_START_GROWTH = 8
 # The longest a lane pauses at once for a server's word (retry-after, x-ratelimit-reset-*): a
 # header asking for a day must not stall a run. Minute limits reset within 60 s; a longer wait is
 # cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
@@ -475,7 +477,7 @@ class Lane:
                 self.limit = max(1.0, min(self.limit, max(served + 1, self.limit / 2)))
                 self.cut_at_sent = self.sent
                 RUN.paces[self.key] = self
-        elif latency_s <= GROW_TOLERANCE * base + LATENCY_SLACK_S and in_flight >= self.limit / 2:
+        elif self.answered > 1 and latency_s <= GROW_TOLERANCE * base + LATENCY_SLACK_S and in_flight >= self.limit / 2:
             # grow on an answer that did not queue (not on the smoothed latency: that lags behind a
             # queue building up), and only a limit in use
             self.limit += SLOW_START_GROWTH if self.cut_at_sent is None else 1 / self.limit
