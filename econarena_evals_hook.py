@@ -243,10 +243,31 @@ def _lock_record_path():
     def __init__(self, log_path, *args, **kwargs):
         if log_path is not None:
             hold_log(log_path)
-        init(self, log_path, *args, **kwargs)
+        try:
+            init(self, log_path, *args, **kwargs)
+        except OSError as exc:  # the log cannot even be created (a full disk): one line, as mid-run
+            _log_unwritable(log_path, exc)
+            raise
 
     cls.__init__ = __init__
     cls._econarena_locked = True
+
+
+def _log_unwritable(path, exc):
+    """Under ``oaieval``: the line a log that cannot be written gets mid-run (``disk.describe``), and
+    exit status 4, instead of evals' traceback; elsewhere the caller raises the OSError."""
+    if os.path.basename(sys.argv[0] if sys.argv else "") not in ("oaieval", "oaieval.py"):
+        return
+    try:
+        from econarena_evals.disk import describe
+
+        said = describe(os.fspath(path), exc)
+    except Exception as error:  # noqa: BLE001 - the OS error alone says enough
+        _note("describing an unwritable log", error)
+        said = f"{path}: {exc}"
+    sys.stderr.write(f"econarena: stopped: the log cannot be written: {said}\n")
+    sys.stderr.flush()
+    raise SystemExit(4) from None  # econarena_evals.exit_status.STOPPED; no call was made
 
 
 def patch(module):

@@ -207,3 +207,32 @@ def test_completion_arg_domains_take_their_bounds_and_refuse_what_is_outside():
                  {"presence_penalty": "-inf"}, {"top_p": "abc"}):
         with pytest.raises(ValueError, match="^completion arg "):
             check_values(args)
+
+
+# The disk is full before the run starts: evals' recorder cannot even write the log's first line.
+FULL_BEFORE_SCRIPT = r"""
+set -u
+disk=$1; out=$2; shift 2
+mount -t tmpfs -o size=64k tmpfs "$disk" || exit 97
+dd if=/dev/zero of="$disk/fill" bs=1k count=256 2>/dev/null
+"$@" >"$out/run.out" 2>"$out/run.err"; echo $? >"$out/run.rc"
+"""
+
+
+def test_a_disk_full_before_the_run_starts_ends_in_one_line_before_any_call(model_env, server, tmp_path):
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    for d in (disk, out):
+        d.mkdir()
+    before = chat_requests(server)
+    command = [cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+               "--record_path", str(disk / "log.jsonl"), "--max_samples", "2"]
+    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", FULL_BEFORE_SCRIPT, "sh",
+                           str(disk), str(out), *command], env=model_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    err = (out / "run.err").read_text()
+    assert (out / "run.rc").read_text().strip() == "4", err[-3000:]  # exit_status.STOPPED
+    assert "Traceback" not in err, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("econarena:")]
+    assert said == [f"econarena: stopped: the log cannot be written: {disk / 'log.jsonl'} on {disk} "
+                    "(0 B free of 64.0 KiB): [Errno 28] No space left on device"], err[-3000:]
+    assert chat_requests(server) == before
