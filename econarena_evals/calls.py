@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
 
+from .redact import redact_text
+
 class RetryNow(RuntimeError):
     """Raised by a completion fn that changed how it asks (a model that refused an argument) and
     wants one more try at once; it counts as a try, and says nothing about the endpoint."""
@@ -256,8 +258,10 @@ RUN = _RunState()
 
 def stop_run(reason: str, word: str = "stopped") -> None:
     """No new request goes out from now on; calls waiting or queued fail with ``RunStopped``.
-    ``word`` names the cause in one word for the log (``econarena_stop``) and the summary."""
-    RUN.stop(reason, word)
+    ``word`` names the cause in one word for the log (``econarena_stop``) and the summary. The
+    reason may quote the server (``Server said: no such path /v1/...?key=...``): masked here, once,
+    for every place that prints or records it."""
+    RUN.stop(redact_text(reason), word)
 
 
 def wait_in_flight(timeout_s: float) -> int:
@@ -750,11 +754,15 @@ class _Batch:
         return True
 
     def finish(self, i: int, result: Union[str, BaseException]) -> None:
-        """Call i ended by itself: settle it, free its slot, and tell its player's breaker."""
-        settled = self.settle(i, result)
-        self.release_slot(i)
-        if settled:
+        """Call i ended by itself: tell its player's breaker, then settle it and free its slot.
+
+        The breaker first: once settled, the caller may return and send the next calls, which must
+        find the breaker told (settled first, a dead endpoint's next wave raced its breaker). A call
+        the caller already stopped waiting for is no longer tracked by the breaker: a no-op there."""
+        if not self.done[i]:
             self.breakers[i].record(self, i, result)
+        self.settle(i, result)
+        self.release_slot(i)
 
     def abandon(self, i: int, error: SeatCallError) -> bool:
         """Stop waiting for call i: it fails with ``error``, stops retrying and frees its slot."""

@@ -315,11 +315,13 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
 
 
 def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
-          transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS) -> dict[str, Any]:
+          transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS,
+          selected: Optional[tuple[list[Chosen], list[dict[str, Any]]]] = None) -> dict[str, Any]:
     """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
-    log whose prompts and replies report.html embeds (None: all)."""
+    log whose prompts and replies report.html embeds (None: all); ``selected``: ``select(paths)``, if
+    the caller has read the logs already."""
     out.mkdir(parents=True, exist_ok=True)
-    chosen, notes = select(paths)
+    chosen, notes = selected if selected is not None else select(paths)
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
@@ -602,7 +604,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = [m for m in models if m not in known]
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    result = build(opts.paths, opts.out, models, opts.transcripts)
+    selected = chosen, notes = select(opts.paths)
+    if not chosen:  # nothing to report on: say why, and write no report of empty tables
+        for n in notes:
+            print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
+        print("econarena-report: no EconArena log to report on in " + " ".join(map(str, opts.paths)), file=sys.stderr)
+        return 1
+    result = build(opts.paths, opts.out, models, opts.transcripts, selected)
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]

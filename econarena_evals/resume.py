@@ -399,6 +399,9 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
         note += "\n  (OPENAI_BASE_URL's user, password and query are masked as ***: set it as the run had it)"
     if "***" in command:
         note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
+    if "api_base=" in command or "base_url=" in command:  # userinfo is dropped without a trace of it
+        note += ("\n  (a user, password or query value in api_base is never repeated here: add it back if the "
+                 "endpoint needs it)")
     return "To resume it (every answered seat call is kept; only what is missing is sent):\n  " \
            + prefix + resume_command(command, log_path) + note
 

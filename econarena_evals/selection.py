@@ -120,7 +120,7 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
             notes.append({"file": str(log.path), "status": "superseded", "why": why})
         why = []
         if best.final_report is None:
-            why.append("partial: no final report (the run did not finish); its finished sessions are used")
+            why.append("no final report (the run did not finish); its finished sessions are used")
         errored = sum(1 for s in best.sessions if s.get("errored"))
         if errored:
             why.append(f"{errored} errored session(s), left out of the means")
@@ -132,7 +132,7 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         for requested, answered in sorted(best.answered_as.items()):
             why.append(f"responses to {requested} named " + ", ".join(
                 f"{model} ({n} call(s))" for model, n in sorted(answered.items())))
-        notes.append({"file": str(best.path), "status": "used" if finished else "partial", "why": "; ".join(why)})
+        notes.append({"file": str(best.path), "status": "used" if finished else status_of(best), "why": "; ".join(why)})
         registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
         chosen.append(Chosen(best, condition, column_name(condition, registry), finished=finished))
 

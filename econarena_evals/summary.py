@@ -10,6 +10,7 @@ errored or missing sessions, for scripts that must not pass a run with holes in 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -141,6 +142,14 @@ def legend(chosen: list[Chosen]) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `econarena-summary | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 0
+
+
+def _main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
     parser.add_argument("--strict", action="store_true",

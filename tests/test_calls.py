@@ -57,9 +57,9 @@ def test_breaker_opens_after_consecutive_failures_and_fails_fast():
     player = object()
     policy = CallPolicy(max_attempts=1, breaker_threshold=5, probe_interval_s=60, **FAST)
     first = call_all([(player, dead)] * 5, policy)
-    assert all(isinstance(r, ConnectionError) for r in first) and dead.calls == 5
+    assert all(isinstance(r, ConnectionError) for r in first) and dead.calls == 5, first
     later = call_all([(player, dead)] * 5, policy)
-    assert all(isinstance(r, SeatCallError) and "taken for down" in str(r) for r in later)
+    assert all(isinstance(r, SeatCallError) and "taken for down" in str(r) for r in later), later
     assert dead.calls == 5  # nothing more reached the dead endpoint
     # another player's breaker is its own
     assert call_all([(object(), lambda: "fine")], policy) == ["fine"]
@@ -216,7 +216,9 @@ def test_a_server_that_serves_every_call_at_once_is_never_cut():
     lane = f"wide-{time.monotonic()}"
     assert call_all([(object(), server)] * 600, CallPolicy(**FAST), [lane] * 600) == ["ok"] * 600
     assert lane_for(lane).cut_at_sent is None
-    assert server.most_held == 256  # the process-wide cap, not the lane, bounded it
+    # the lane's limit grew past the process-wide cap, so the cap, not the lane, bounded it (how many
+    # were held at one instant depends on the machine's load: on a busy one some were still starting)
+    assert lane_for(lane).limit >= 256 and 128 <= server.most_held <= 256
 
 
 def test_calls_held_back_by_a_silent_endpoint_fail_at_the_deadline_without_being_sent():

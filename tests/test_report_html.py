@@ -289,7 +289,8 @@ def test_a_malicious_reply_is_shown_as_text_and_runs_nothing(evil):
     assert "&amp;amp; &amp;lt;b&amp;gt;" in reply  # entities stay as they were written
     assert "\u2400\u2407\u241b[31m" in reply and "\u0000" not in reply  # control characters made visible
     assert "&lt;U+202E&gt;" in reply  # a direction override is named, not obeyed
-    assert "\ufffd" in reply  # a lone surrogate (no character) shows as the replacement character
+    # a lone surrogate (no character) is stored as its 6-character escape (docs/contract.md §8), shown as that text
+    assert "\\ud800" in reply and "\ufffd" not in reply
     assert '<dd class="kind">not a number</dd>' in dom
     assert 'data-field="understanding">&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;</div>' in dom
     # a valid reply with the same tricks, one seat over
