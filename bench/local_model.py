@@ -63,9 +63,13 @@ class Proxy:
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+                try:  # the reply's length: the same requests should cost the same tokens on both sides
+                    tokens = json.loads(payload)["usage"]["completion_tokens"]
+                except (ValueError, KeyError, TypeError):
+                    tokens = 0
                 with proxy._lock:
                     proxy.requests.append({"path": self.path, "t": t, "done": time.perf_counter(),
-                                           "body": json.loads(raw) if raw else {}})
+                                           "body": json.loads(raw) if raw else {}, "tokens": tokens})
 
             def do_GET(self) -> None:
                 self._forward("GET")
@@ -104,7 +108,8 @@ def main() -> int:
             print(f"{opts.cell}, {opts.sessions} session(s), max_tokens {opts.max_tokens}, {opts.concurrency} "
                   f"calls in flight, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
                   "times at the proxy, first request to last response")
-            print(f"{'round':>5} {'calls':>6} {'eval s':>8} {'bare s':>8} {'eval calls/s':>13} {'bare calls/s':>13}")
+            print(f"{'round':>5} {'calls':>6} {'eval s':>8} {'bare s':>8} {'eval calls/s':>13} {'bare calls/s':>13} "
+                  f"{'eval tok':>7} {'bare tok':>7}")
             total_eval = total_bare = 0.0
             for k in range(opts.rounds):
                 n0 = len(proxy.requests)
@@ -112,10 +117,13 @@ def main() -> int:
                 # seat calls only, as bare_client counts them: the eval's start-up is not its overhead
                 calls = [r for r in proxy.requests[n0:] if r["path"].endswith("/chat/completions")]
                 phase = max(r["done"] for r in calls) - min(r["t"] for r in calls)
+                n1 = len(proxy.requests)
                 bare = bare_client(proxy, [r["body"] for r in calls], 1, concurrency=opts.concurrency)
+                bare_tokens = sum(r["tokens"] for r in proxy.requests[n1:])
                 total_eval, total_bare = total_eval + phase, total_bare + bare
                 print(f"{k + 1:>5} {len(calls):>6} {phase:>8.1f} {bare:>8.1f} "
-                      f"{len(calls) / phase:>13.3f} {len(calls) / bare:>13.3f}")
+                      f"{len(calls) / phase:>13.3f} {len(calls) / bare:>13.3f} "
+                      f"{sum(r['tokens'] for r in calls):>7} {bare_tokens:>7}  load {os.getloadavg()[0]:.1f}")
             print(f"eval / bare calls per second over all rounds: {total_bare / total_eval:.3f} "
                   f"(the eval loses {(1 - total_bare / total_eval) * 100:.1f} %); load {os.getloadavg()[0]:.1f} at end")
             proxy.stop()
