@@ -89,6 +89,22 @@ class Proxy:
         self._server.shutdown()
 
 
+def span(calls: list) -> float:
+    return max(r["done"] for r in calls) - min(r["t"] for r in calls)
+
+
+def idle(calls: list) -> float:
+    """Seconds between the first request and the last response with no request in flight."""
+    edges = sorted([(r["t"], 1) for r in calls] + [(r["done"], -1) for r in calls])
+    in_flight, last, total = 0, edges[0][0], 0.0
+    for t, step in edges:
+        if in_flight == 0:
+            total += t - last
+        in_flight += step
+        last = t
+    return total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cell", default="beauty_L")
@@ -104,28 +120,47 @@ def main() -> int:
             proxy = Proxy(upstream.stdout.strip())
             params = f"max_tokens={opts.max_tokens},max_concurrency={opts.concurrency}"
             fn = "econarena/chat:SmolLM2-135M-Instruct"
-            oaieval(proxy, fn, f"econarena.{opts.cell}", 1, 10, params + ",runs=1")  # warm-up: model pages, caches
             print(f"{opts.cell}, {opts.sessions} session(s), max_tokens {opts.max_tokens}, {opts.concurrency} "
                   f"calls in flight, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
                   "times at the proxy, first request to last response")
             print(f"{'round':>5} {'calls':>6} {'eval s':>8} {'bare s':>8} {'eval calls/s':>13} {'bare calls/s':>13} "
-                  f"{'eval tok':>7} {'bare tok':>7}")
-            total_eval = total_bare = 0.0
-            for k in range(opts.rounds):
+                  f"{'eval idle s':>11} {'bare idle s':>11} {'eval tok':>8} {'bare tok':>8}")
+            bodies: list = []
+
+            def run_eval():
                 n0 = len(proxy.requests)
-                run = oaieval(proxy, fn, f"econarena.{opts.cell}", opts.sessions, 10, params)
+                oaieval(proxy, fn, f"econarena.{opts.cell}", opts.sessions, 10, params)
                 # seat calls only, as bare_client counts them: the eval's start-up is not its overhead
                 calls = [r for r in proxy.requests[n0:] if r["path"].endswith("/chat/completions")]
-                phase = max(r["done"] for r in calls) - min(r["t"] for r in calls)
-                n1 = len(proxy.requests)
-                bare = bare_client(proxy, [r["body"] for r in calls], 1, concurrency=opts.concurrency)
-                bare_tokens = sum(r["tokens"] for r in proxy.requests[n1:])
-                total_eval, total_bare = total_eval + phase, total_bare + bare
-                print(f"{k + 1:>5} {len(calls):>6} {phase:>8.1f} {bare:>8.1f} "
-                      f"{len(calls) / phase:>13.3f} {len(calls) / bare:>13.3f} "
-                      f"{sum(r['tokens'] for r in calls):>7} {bare_tokens:>7}  load {os.getloadavg()[0]:.1f}")
-            print(f"eval / bare calls per second over all rounds: {total_bare / total_eval:.3f} "
-                  f"(the eval loses {(1 - total_bare / total_eval) * 100:.1f} %); load {os.getloadavg()[0]:.1f} at end")
+                bodies[:] = [r["body"] for r in calls]
+                return calls
+
+            def run_bare():
+                n0 = len(proxy.requests)
+                bare_client(proxy, bodies, 1, concurrency=opts.concurrency)
+                return [r for r in proxy.requests[n0:] if r["path"].endswith("/chat/completions")]
+
+            # warm-up (model pages, caches), and the bodies the bare client replays: the same every run,
+            # as the seeds are
+            run_eval()
+            totals = {"eval": 0.0, "bare": 0.0}
+            for k in range(opts.rounds):
+                # eval first in even rounds, bare first in odd ones: a drift in the machine's load
+                # over the rounds falls on both sides alike
+                order = ("eval", "bare") if k % 2 == 0 else ("bare", "eval")
+                got = {side: (run_eval if side == "eval" else run_bare)() for side in order}
+                figures = {side: (span(calls), idle(calls), sum(r["tokens"] for r in calls))
+                           for side, calls in got.items()}
+                for side in totals:
+                    totals[side] += figures[side][0]
+                (e, ei, et), (b, bi, bt) = figures["eval"], figures["bare"]
+                n = len(got["eval"])
+                print(f"{k + 1:>5} {n:>6} {e:>8.1f} {b:>8.1f} {n / e:>13.3f} {n / b:>13.3f} {ei:>11.2f} {bi:>11.2f} "
+                      f"{et:>8} {bt:>8}  load {os.getloadavg()[0]:.1f}")
+            ratio = totals["bare"] / totals["eval"]
+            print(f"eval / bare calls per second over all rounds: {ratio:.3f} (the eval loses "
+                  f"{(1 - ratio) * 100:.1f} %); load {os.getloadavg()[0]:.1f} at end. idle = time with no "
+                  "call in flight, which leaves the one-at-a-time server with nothing to do")
             proxy.stop()
         finally:
             subprocess.run(["bash", SCRIPT, "stop"], env=env, check=False)

@@ -25,11 +25,10 @@ from econarena_evals.logs import read_log
 
 CELL, SEATS, RUNS, MAX_TOKENS = "beauty_L", 2, 3, 128
 KEYS = ("understanding", "choice", "reason")
+PLAYER = "econarena/chat:SmolLM2-135M-Instruct"  # the report's rows add the endpoint to it
 
 
-@pytest.fixture(scope="module")
-def played(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    run_dir = tmp_path_factory.mktemp("local_model")
+def play(run_dir: Path) -> subprocess.CompletedProcess:
     # one llama.cpp thread: the suite runs other tests beside this one, and llama.cpp's threads wait
     # on each other, so a thread that loses its core stalls the other
     env = base_env(source=False) | {"VENV": str(Path(sys.executable).parent.parent), "RUN_DIR": str(run_dir),
@@ -39,7 +38,7 @@ def played(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
                            "--max-tokens", str(MAX_TOKENS), "--eval-params", f"seats={SEATS},runs={RUNS}"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return run_dir, proc
+    return proc
 
 
 def rows(path: Path) -> list[dict]:
@@ -110,8 +109,7 @@ def logs(run_dir: Path) -> dict[str, Path]:
     return {c: run_dir / c / f"econarena.{CELL}.jsonl" for c in ("free", "constrained")}
 
 
-def test_every_session_finished_with_one_sampling_event_per_seat_and_run(played):
-    run_dir, proc = played
+def every_session_finished_with_one_sampling_event_per_seat_and_run(run_dir: Path, stderr: str) -> None:
     for condition, path in logs(run_dir).items():
         log = read_log(path)
         assert not log.problems, log.problems
@@ -130,11 +128,10 @@ def test_every_session_finished_with_one_sampling_event_per_seat_and_run(played)
             assert e["finish_reason"] in ("stop", "length"), e["finish_reason"]
             if e["finish_reason"] == "length":
                 assert usage["completion_tokens"] == MAX_TOKENS
-    assert "seat calls in" in proc.stderr and "stopped the server" in proc.stderr
+    assert "seat calls in" in stderr and "stopped the server" in stderr
 
 
-def test_each_reply_is_judged_as_the_contract_says(played):
-    run_dir, _ = played
+def each_reply_is_judged_as_the_contract_says(run_dir: Path) -> None:
     for condition, path in logs(run_dir).items():
         log = read_log(path)
         seats = {(r["session"], r["run"], s["seat"]): (s, r["c_bar"]) for r in log.runs for s in r["seats"]}
@@ -153,8 +150,7 @@ def test_each_reply_is_judged_as_the_contract_says(played):
         assert session["cut_off"] == cut_off
 
 
-def test_constrained_replies_are_all_json_objects_with_the_answer_keys(played):
-    run_dir, _ = played
+def constrained_replies_are_all_json_objects_with_the_answer_keys(run_dir: Path) -> None:
     replies = [e["sampled"][0] for e in sampling_events(logs(run_dir)["constrained"])]
     assert len(replies) == SEATS * RUNS
     for reply in replies:
@@ -163,8 +159,7 @@ def test_constrained_replies_are_all_json_objects_with_the_answer_keys(played):
         assert isinstance(answer["choice"], (int, float)) and not isinstance(answer["choice"], bool)
 
 
-def test_the_report_page_shows_the_real_replies_in_chromium(played):
-    run_dir, _ = played
+def the_report_page_shows_the_real_replies_in_chromium(run_dir: Path) -> None:
     page = run_dir / "report" / "report.html"
     data = json.loads((run_dir / "report" / "report.json").read_text())
     assert len(data["conditions"]) == 2
@@ -172,7 +167,14 @@ def test_the_report_page_shows_the_real_replies_in_chromium(played):
         condition = "constrained" if "response_format" in cond["column"] else "free"
         path = logs(run_dir)[condition]
         session = read_log(path).sessions[0]["session"]
-        first = next(e for e in sampling_events(path) if (e["econarena"]["run"], e["econarena"]["seat"]) == (0, 1))
+        events = sampling_events(path)
+        c_bar = read_log(path).runs[0]["c_bar"]  # one per session in beauty_L
+        verdicts = [(contract_choice(e["sampled"][0], c_bar)[0], e["finish_reason"]) for e in events]
+        kinds = data["rule_breaks"][PLAYER][cond["column"]]
+        # a cut-off reply is a rule break of that kind only when it holds no valid answer (contract §8)
+        assert kinds["cut off at token limit"] == sum(1 for ok, finish in verdicts if not ok and finish == "length")
+        assert sum(v for k, v in kinds.items() if k != "seats") == sum(1 for ok, _ in verdicts if not ok)
+        first = next(e for e in events if (e["econarena"]["run"], e["econarena"]["seat"]) == (0, 1))
         dom = browse(page, fragment(col=cond["column"], player=cond["player"], session=session, run=1, seat=1))
         assert 'data-ready="1"' in dom
         detail = dom[dom.index('id="sb-detail"'):]
@@ -180,3 +182,13 @@ def test_the_report_page_shows_the_real_replies_in_chromium(played):
         assert html.unescape(shown) == (first["sampled"][0] or "(no reply on record)")
         prompt = html.unescape(re.search(r'<pre class="prompt" id="sb-prompt">(.*?)</pre>', detail, re.S).group(1))
         assert "You are Player 1" in prompt and f"This is run 1 of {RUNS}" in prompt
+
+
+# ---- the test: one play, then each check (a module fixture would play once per xdist worker) ----
+
+def test_a_real_model_plays_free_and_constrained_and_the_log_holds_what_it_wrote(tmp_path):
+    proc = play(tmp_path)
+    every_session_finished_with_one_sampling_event_per_seat_and_run(tmp_path, proc.stderr)
+    each_reply_is_judged_as_the_contract_says(tmp_path)
+    constrained_replies_are_all_json_objects_with_the_answer_keys(tmp_path)
+    the_report_page_shows_the_real_replies_in_chromium(tmp_path)
