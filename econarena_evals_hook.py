@@ -176,6 +176,18 @@ HTTP_LOGGERS = tuple(f"{lib}{v}{part}" for v in ("", "2") for lib, parts in (
     ("httpx", ("",)), ("httpcore", (".connection", ".http11", ".http2", ".proxy", ".socks"))) for part in parts)
 
 
+class _FlushLogFilter:
+    """On evals' recorder: its ``Logged N rows of events to <log>`` line, at INFO once per flush, is
+    dropped unless ``oaieval --debug``. The eval writes each answered seat call to disk at once (so
+    a kill loses only what is in flight), which made that one line per seat call."""
+
+    def filter(self, record):
+        import logging
+
+        return not (record.levelno < logging.WARNING and str(record.msg).startswith("Logged ")
+                    and logging.getLogger().getEffectiveLevel() > logging.DEBUG)
+
+
 def _quiet_http_logs():
     import logging
 
@@ -183,6 +195,9 @@ def _quiet_http_logs():
         logger = logging.getLogger(name)
         if not any(isinstance(f, _HttpLogFilter) for f in logger.filters):
             logger.addFilter(_HttpLogFilter())
+    recorder = logging.getLogger("evals.record")
+    if not any(isinstance(f, _FlushLogFilter) for f in recorder.filters):
+        recorder.addFilter(_FlushLogFilter())
 
 
 HELD_LOGS = {}  # real path of a log -> the descriptor whose lock this process holds on it

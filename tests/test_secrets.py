@@ -58,6 +58,7 @@ def test_a_secret_in_a_url_a_header_a_completion_arg_or_the_environment_is_nowhe
     # evals' own fn builds its client itself: the openai client puts the route after the query
     assert {r["path"] for r in seen[100:]} == {f"/v1/?gw={ENV_QUERY}chat/completions"}
     assert all("HTTP Request" not in o.stderr for o in outputs)  # httpx's per-request lines are not shown
+    assert all("Logged 1 rows of events" not in o.stderr for o in outputs)  # nor evals' line per flush
     assert "To resume it" in outputs[-1].stderr and "OPENAI_BASE_URL='http://" + host + "/v1?gw=***'" in \
         outputs[-1].stderr and 'extra_headers={"X-Gateway-Auth":"***"}' in outputs[-1].stderr
     # --debug still shows httpx's request lines, each URL masked
