@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about six
+# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about seven
 # minutes on 2 cores with three workers, ten with one).
 set -euo pipefail
 cd "$(dirname "$0")/.."

