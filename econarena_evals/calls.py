@@ -341,7 +341,6 @@ class Lane:
         self.last_answer = time.monotonic()
         self.last_cut = 0.0
         self.rpm_known_at: Optional[float] = None  # when the limits were first stated
-        self.slow_start_until: Optional[float] = None  # no longer read (refused() still resets it)
         self.sent = 0  # requests and tokens sent so far
         self.sent_tokens = 0.0
         self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
@@ -491,7 +490,6 @@ class Lane:
         down (once per second at most, so one burst of refusals is one cut)."""
         now = time.monotonic()
         with self.cond:
-            self.slow_start_until = 0.0
             wait_s = 1.0 if wait_s is None else self._bounded(wait_s, source)
             self.paused_until = max(self.paused_until, now + wait_s)
             if now - self.last_cut >= 1.0 and self.rpm_known_at is not None and now - self.rpm_known_at > 2.0:

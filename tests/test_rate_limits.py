@@ -109,7 +109,6 @@ def test_a_lane_paces_to_the_limits_an_answer_states():
 
 def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
     lane = Lane("no-headers")
-    lane.slow_start_until = 0.0
     lane.in_flight = 40
     lane.refused(0.0)
     assert lane.window == 20
