@@ -29,6 +29,13 @@ sh "$out/resume.sh" >"$out/second.out" 2>"$out/second.err"; echo $? >"$out/secon
 """
 
 
+def on_small_disk(script: str, disk: Path, out: Path, command: list[str], env: dict) -> None:
+    """Run ``script`` (one of the tmpfs scripts above) in a user and mount namespace of its own."""
+    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh",
+                           str(disk), str(out), *command], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
 def chat_requests(server) -> int:
     return sum(p.endswith("/chat/completions") for p in server.paths())
 
@@ -42,9 +49,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_resume_writes_elsewhere(m
     before = chat_requests(server)
     command = [cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
                "--record_path", str(disk / "log.jsonl"), "--max_samples", str(samples)]
-    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", FULL_DISK_SCRIPT, "sh",
-                           str(disk), str(out), *command], env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    on_small_disk(FULL_DISK_SCRIPT, disk, out, command, env)
     first_err = (out / "first.err").read_text()
     assert (out / "first.rc").read_text().strip() == "4", first_err[-3000:]  # exit_status.STOPPED
     assert "Traceback" not in first_err, first_err[-3000:]
@@ -226,9 +231,7 @@ def test_a_disk_full_before_the_run_starts_ends_in_one_line_before_any_call(mode
     before = chat_requests(server)
     command = [cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
                "--record_path", str(disk / "log.jsonl"), "--max_samples", "2"]
-    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", FULL_BEFORE_SCRIPT, "sh",
-                           str(disk), str(out), *command], env=model_env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    on_small_disk(FULL_BEFORE_SCRIPT, disk, out, command, model_env)
     err = (out / "run.err").read_text()
     assert (out / "run.rc").read_text().strip() == "4", err[-3000:]  # exit_status.STOPPED
     assert "Traceback" not in err, err[-3000:]
