@@ -6,8 +6,9 @@ one process-wide dispatcher:
 * A call that waits for a slot of the cap (``max_concurrency``) waits in a FIFO queue and holds
   nothing: no slot, no thread. Slots are handed out in order as calls end, so the wait is bounded
   by the calls ahead of it, each of which is bounded in turn.
-* A call's deadline (``call_timeout_s``) runs from the moment it is sent. The caller stops waiting
-  for it at the deadline, gives its slot back at once and tells the call to stop retrying.
+* A call's deadline (``call_timeout_s``) counts the endpoint's silence, not the time the call waits
+  in a server's queue (``Lane.due``). The caller stops waiting for it at the deadline, gives its
+  slot back at once and tells the call to stop retrying.
 * Retries are ours: at most ``max_attempts`` tries per call (``endpoints`` runs evals' own
   OpenAI fns, which would otherwise retry forever, one try at a time under this policy).
 * A breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint is
@@ -319,6 +320,9 @@ SLOW_START_GROWTH = 8
 # cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
 # patience stops the run.
 MAX_SERVER_WAIT_S = 60.0
+# Requests sent this close together may reach the server in either order (threads, connections):
+# one sent within this of the oldest in flight may be ahead of it in the server's queue (``Lane.due``).
+REORDER_S = 1.0
 # The HTTP timeout of the eval's own requests (evals' OpenAI fns, econarena/chat): the eval's
 # deadline (``Lane.due``) ends a call the endpoint stopped answering, so the client's timeout only
 # has to outlast a healthy server's queue, and frees the thread and socket of a call given up on.
@@ -366,10 +370,14 @@ class Lane:
         self.fastest_s = math.inf  # the quickest answer: about one decode with no queue
         self.answer_times: collections.deque = collections.deque(maxlen=32)
         self.busy_since = 0.0  # when calls last went in flight with none before
-        # the tries in flight by number, oldest first, and since when the oldest has been the
-        # oldest: its turn at the head of the server's queue (see ``due``)
+        # the tries in flight, number -> when sent, oldest first; since when the oldest has been the oldest,
+        # how many answers may still come before it (the calls in flight then: the order requests
+        # reach the server is not quite the order they were numbered in), and when its own clock
+        # started, once they came (see ``due``)
         self.out: collections.OrderedDict = collections.OrderedDict()
         self.head_since = 0.0
+        self.head_ahead = 0
+        self.head_clock: Optional[float] = None
         self.waiters = 0  # calls waiting in ``acquire``: a freed place wakes one of them, not all
         self.refusals = 0
         self.heard_at = 0.0  # when the endpoint last said anything (an answer, a refusal, an error status)
@@ -424,9 +432,12 @@ class Lane:
                         self.in_flight += 1
                         self.sent += 1
                         self.sent_tokens += cost
-                        if not self.out:
-                            self.head_since = now
-                        self.out[self.sent] = None
+                        self.out[self.sent] = now
+                        if len(self.out) == 1:
+                            self._new_head(now)
+                        elif now - next(iter(self.out.values())) < REORDER_S:  # it may overtake the oldest
+                            self.head_ahead += 1
+                            self.head_clock = None
                         if self.in_flight < window:
                             self._pass_on()  # there is room for the next one too
                         return self.sent, self.in_flight
@@ -448,28 +459,36 @@ class Lane:
             heard: bool = False) -> Optional[float]:
         """The try ``ticket`` ended: with an answer ``latency_s`` after it went out, or with a word
         from the endpoint (``heard``: a refusal, an error status), or with neither. One lock for all
-        of it. Returns when this try's turn at the head of the lane came (None: it had none)."""
+        of it. Returns when this try's own clock started (``due``; None: it had none)."""
         with self.cond:
             now = time.monotonic()
             self.in_flight -= 1
-            turn = self._leave(ticket, now)
-            if answered:
+            if answered:  # before the next try becomes the oldest: this answer was not ahead of it
                 self._answered(now, latency_s, ticket)
             elif heard:
                 self.heard_at = now
+            turn = self._leave(ticket, now)
             self._pass_on()
             return turn
 
     def _leave(self, ticket: Optional[tuple[int, int]], now: float) -> Optional[float]:
-        """Take try ``ticket`` out of the order (under ``self.cond``); when its turn came, if it had one."""
+        """Take try ``ticket`` out of the order (under ``self.cond``); when its own clock started, if it did."""
         if ticket is None or ticket[0] not in self.out:
             return None
         head = next(iter(self.out)) == ticket[0]
         del self.out[ticket[0]]
         if not head:
             return None
-        turn, self.head_since = self.head_since, now
+        turn = self.head_clock
+        if self.out:
+            self._new_head(now)
         return turn
+
+    def _new_head(self, now: float) -> None:
+        """The oldest try in flight changed (under ``self.cond``)."""
+        self.head_since = now
+        self.head_ahead = self.in_flight - 1  # the tries given up on included: the server may still be on them
+        self.head_clock = now if self.head_ahead <= 0 else None
 
     def forget(self, ticket: tuple[int, int]) -> None:
         """The caller stopped waiting for try ``ticket``: the next one has its turn. The try still
@@ -481,17 +500,19 @@ class Lane:
         """When try ``ticket``, sent at ``sent_at``, is past its deadline; None if it has ended.
 
         The deadline counts the endpoint's silence, not the time in a server's queue: ``timeout_s``
-        with no word from the endpoint on any call of the lane, or ``timeout_s`` from the moment
-        the try became the oldest in flight (every call sent before it has ended: its turn has
-        come). A healthy server working through a long queue answers the calls ahead, so none
-        behind them times out; a server that hangs on one call while answering others still lets
-        that call's turn run out."""
+        with no word from the endpoint on any call of the lane, or, for the oldest try in flight
+        (every call sent before it has ended), ``timeout_s`` from the moment the server had
+        answered as many calls as were in flight when it became the oldest: whatever could be
+        ahead of it in the server's queue was served, its turn has come. A healthy server working
+        through a long queue answers the calls ahead, so none behind them times out; a server that
+        hangs on one call while answering others still lets that call's turn run out."""
         with self.cond:
             if ticket[0] not in self.out:
                 return None
-            if next(iter(self.out)) == ticket[0]:
-                return max(self.head_since, sent_at) + timeout_s
-            return max(sent_at, self.heard_at) + timeout_s
+            silent = max(sent_at, self.heard_at) + timeout_s
+            if self.head_clock is not None and next(iter(self.out)) == ticket[0]:
+                return min(silent, max(self.head_clock, sent_at) + timeout_s)
+            return silent
 
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the limits an answer states (``x-ratelimit-limit-requests`` / ``-tokens``)."""
@@ -538,6 +559,10 @@ class Lane:
 
     def _answered(self, now: float, latency_s: Optional[float], ticket: Optional[tuple[int, int]]) -> None:
         self.answered += 1
+        if self.head_clock is None:
+            self.head_ahead -= 1
+            if self.head_ahead <= 0:
+                self.head_clock = now  # every call that could be ahead of the oldest was answered
         self.last_answer = self.heard_at = now
         if self.window < math.inf:
             self.window += 1 / self.window  # additive increase after a cut

@@ -256,6 +256,21 @@ def test_a_call_queued_behind_others_longer_than_the_deadline_does_not_time_out(
     assert results == ["ok"] * n and server.calls == n  # none given up on, none sent again
 
 
+def test_the_oldest_call_does_not_time_out_when_later_ones_reached_the_server_first():
+    """Requests reach a server in about the order they were sent, not exactly: here in reverse. The
+    oldest call's own clock starts only once as many calls as were in flight with it were answered."""
+    server = Slots(1, 0.05)
+    n = 20  # served last, the oldest waits 1 s, two deadlines
+
+    def arrive_late(k):
+        time.sleep((n - k) * 0.005)
+        return server()
+
+    results = call_all([(object(), (lambda k=k: arrive_late(k))) for k in range(n)], CallPolicy(call_timeout_s=0.5, **FAST),
+                       [f"reversed-{time.monotonic()}"] * n)
+    assert results == ["ok"] * n and server.calls == n
+
+
 def test_a_call_the_server_hangs_on_fails_at_its_turn_while_the_others_are_answered():
     """The deadline counts the endpoint's silence, but not for a call it never answers while
     answering the others: once every call sent before it has ended, its own turn runs out."""
