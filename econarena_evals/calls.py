@@ -299,12 +299,15 @@ def wait_in_flight(timeout_s: float) -> int:
 # run into them from a slightly different clock or token count.
 PACE_SHARE = 0.9
 BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API allows ~1 s)
-# Calls in flight a lane opens with, before any answer says what the server serves. Wide: a call
-# waiting in a slow server's queue does not time out (its deadline counts the endpoint's silence,
-# ``Lane.due``), so opening narrow only cost a fast server round trips. Not the whole cap (256): the
-# opening burst is what a one-slot server queues before the first cut, and its last call waits
-# SLOW_START decode times; 64 keeps that within REQUEST_TIMEOUT_S for decodes up to ~55 s a call.
-SLOW_START = 64
+# Calls in flight a lane sends before its first answer says whether the endpoint states rate limits:
+# few, so a paid key's run does not open with a burst of refused requests.
+SLOW_START = 8
+# Calls in flight once the first answer stated no rate limit, before any answer says what the server
+# serves. Wide: a call waiting in a slow server's queue does not time out (its deadline counts the
+# endpoint's silence, ``Lane.due``), so growing from 8 only cost a fast server round trips. Not the
+# whole cap (256): this is what a one-slot server queues before the first cut, and its last call
+# waits OPEN_WIDE decode times; 64 keeps that within REQUEST_TIMEOUT_S for decodes up to ~55 s a call.
+OPEN_WIDE = 64
 # The concurrency limit (AIMD on latency, see Lane): a lane sends fewer once its answers take more
 # than LATENCY_TOLERANCE times the server's unloaded latency (plus LATENCY_SLACK_S, so that the
 # jitter of an instant player or a LAN never reads as a queue). Not 2: a fast server sharing the
@@ -339,10 +342,9 @@ class Lane:
     ``x-ratelimit-limit-*`` headers, backs off when refused, and waits when the server says.
 
     A lane opens with a few calls in flight (``SLOW_START``), so a run does not open with hundreds
-    of refused requests, nor with hundreds of calls queued in a server that decodes a few at a time.
-    The first answer or refusal that states the key's limits sets the pace, and then the pace alone
-    bounds the lane. An endpoint that states no limit gets a concurrency limit that follows what it
-    serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
+    of refused requests. The first answer or refusal that states the key's limits sets the pace, and
+    then the pace alone bounds the lane. A first answer that states none opens it to ``OPEN_WIDE``,
+    and from there the endpoint gets a concurrency limit that follows what it serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
     ``GROW_TOLERANCE`` times the unloaded latency raises the limit (by ``SLOW_START_GROWTH`` until
     the first cut, by one per round trip after), up to what the dispatcher's ``max_concurrency``
     allows; once the smoothed latency passes ``LATENCY_TOLERANCE`` times it, the calls in flight
@@ -559,6 +561,8 @@ class Lane:
 
     def _answered(self, now: float, latency_s: Optional[float], ticket: Optional[tuple[int, int]]) -> None:
         self.answered += 1
+        if self.answered == 1 and self.limit < OPEN_WIDE:  # it stated no limit (``learn`` came first): open
+            self.limit = float(OPEN_WIDE)
         if self.head_clock is None:
             self.head_ahead -= 1
             if self.head_ahead <= 0:

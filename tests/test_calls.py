@@ -5,7 +5,7 @@ import threading
 
 from openai_server import FifoSlots
 
-from econarena_evals.calls import RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
+from econarena_evals.calls import OPEN_WIDE, RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
@@ -202,12 +202,12 @@ class Slots:
 def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
     # late: after the opening burst and the few its first answers may add (an answer back within
     # the latency slack of the first reads as unqueued)
-    server = Slots(1, 0.04, late_after=SLOW_START + 10)
+    server = Slots(1, 0.04, late_after=OPEN_WIDE + 10)
     lane = f"one-slot-{time.monotonic()}"
-    n = SLOW_START + 70
+    n = OPEN_WIDE + 70
     results = call_all([(object(), server)] * n, CallPolicy(**FAST), [lane] * n)
     assert results == ["ok"] * n
-    # The opening burst waited in the server's queue; once its answers came back slower and slower,
+    # The opening burst (after the first answer) waited in the server's queue; once its answers came back slower and slower,
     # the lane sent the rest a call or two ahead of the one decoding, probing for one more now and
     # then (without the limit: every call of the batch held at once).
     assert max(server.held_late) <= 6, server.held_late
