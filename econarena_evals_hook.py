@@ -32,7 +32,7 @@ is first imported, we
   and mask the URLs in whatever httpx still logs.
 
 A failure here never breaks start-up or the import of evals: it is logged at debug level and kept
-in ``ERRORS``, which ``python -m econarena_evals.doctor`` lists. This is a top-level module, not
+in ``ERRORS``, which ``python -m econarena_evals.integration.doctor`` lists. This is a top-level module, not
 part of ``econarena_evals``, so that start-up does not import (and so pin) the installed package
 ahead of a source checkout on ``PYTHONPATH``.
 """
@@ -124,7 +124,7 @@ class LazyClient:
 
 def _exit_with_status():
     """The last exit handler of an ``oaieval`` process: apply the status the eval asked for
-    (``econarena_evals.exit_status``). Registered before evals' recorder registers its flush, so
+    (``econarena_evals.run.exit_status``). Registered before evals' recorder registers its flush, so
     it runs after it: the log is complete when the process ends."""
     code = STATE.get("exit_status") or 0
     if code:
@@ -159,7 +159,7 @@ class _HttpLogFilter:
         if record.levelno < logging.WARNING and logging.getLogger().getEffectiveLevel() > logging.DEBUG:
             return False
         try:
-            from econarena_evals.redact import redact_text
+            from econarena_evals.core.redact import redact_text
 
             record.msg = redact_text(record.getMessage())
             record.args = None
@@ -234,7 +234,7 @@ def hold_log(path):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        from econarena_evals.exit_status import refuse
+        from econarena_evals.run.exit_status import refuse
 
         refuse(LogInUse(f"--record_path {path} is being written by another run that is still going: "
                         "wait for it to end, or give this run another --record_path"))
@@ -274,7 +274,7 @@ def _log_unwritable(path, exc):
     if os.path.basename(sys.argv[0] if sys.argv else "") not in ("oaieval", "oaieval.py"):
         return
     try:
-        from econarena_evals.disk import describe
+        from econarena_evals.run.disk import describe
 
         said = describe(os.fspath(path), exc)
     except Exception as error:  # noqa: BLE001 - the OS error alone says enough
@@ -282,7 +282,7 @@ def _log_unwritable(path, exc):
         said = f"{path}: {exc}"
     sys.stderr.write(f"econarena: stopped: the log cannot be written: {said}\n")
     sys.stderr.flush()
-    raise SystemExit(4) from None  # econarena_evals.exit_status.STOPPED; no call was made
+    raise SystemExit(4) from None  # econarena_evals.run.exit_status.STOPPED; no call was made
 
 
 def patch(module):
@@ -366,7 +366,7 @@ def _refuse_missing_registry_paths(registry_cls):
                     raise ValueError(message)
                 sys.stderr.write(f"econarena: {message}\n")
                 sys.stderr.flush()
-                raise SystemExit(2)  # econarena_evals.exit_status.REFUSED
+                raise SystemExit(2)  # econarena_evals.run.exit_status.REFUSED
         return add(self, paths)
 
     registry_cls.add_registry_paths = add_registry_paths
@@ -375,7 +375,7 @@ def _refuse_missing_registry_paths(registry_cls):
 def _refuse(exc):
     """``exit_status.refuse`` (one line and exit 2 under ``oaieval``); returns when not under it."""
     try:
-        from econarena_evals import exit_status
+        from econarena_evals.run import exit_status
     except Exception as error:  # noqa: BLE001 - an unimportable package: the caller raises as evals would
         _note("refusing a completion fn", error)
         return
@@ -394,7 +394,7 @@ def _completion_args(kwargs):
     if not kwargs:
         return {}
     try:
-        from econarena_evals import fnsettings
+        from econarena_evals.fns import fnsettings
     except Exception as exc:  # noqa: BLE001 - an unimportable package: pass the args on unchanged
         _note("decoding completion args", exc)
         return dict(kwargs)
@@ -406,7 +406,7 @@ def redact_argv(argv):
     ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``), any secret-looking
     word, a URL's user, password and query values, and every ``extra_headers`` value (``redact``).
     The arguments were parsed already; only what is written down afterwards changes."""
-    from econarena_evals.redact import redact_text
+    from econarena_evals.core.redact import redact_text
 
     for i, word in enumerate(argv):
         masked = redact_text(word)

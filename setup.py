@@ -12,7 +12,7 @@ Two things here are not ordinary setuptools boilerplate:
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -70,22 +70,22 @@ setup(
         "Programming Language :: Python :: 3 :: Only",
     ]
     + [f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)],
-    packages=["econarena_evals", "econarena_evals.games"],
+    packages=find_packages(include=["econarena_evals", "econarena_evals.*"]),
     py_modules=["econarena_evals_hook"],
-    package_data={"econarena_evals": ["references.json"]},
+    package_data={"econarena_evals.core": ["references.json"]},
     cmdclass={"build_py": build_py_with_registry},
     install_requires=LEAN_RUNTIME,
     extras_require={
         "evals": ["evals==3.0.1.post1"],
         # markdown-it-py: the CommonMark renderer the report.md escaping test renders with
-        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3"],
+        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3", "ruff>=0.5"],
         "report": ["matplotlib>=3.5"],
     },
     entry_points={
         "console_scripts": [
-            "econarena-summary=econarena_evals.summary:main",
-            "econarena-report=econarena_evals.report:main",
-            "econarena-plan=econarena_evals.plan:main",
+            "econarena-summary=econarena_evals.report.summary:main",
+            "econarena-report=econarena_evals.report.build:main",
+            "econarena-plan=econarena_evals.run.plan:main",
         ]
     },
 )

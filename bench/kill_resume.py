@@ -22,9 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from test_stops import environment, report_bytes, stop_and_resume, uninterrupted  # noqa: E402
+
 from openai_server import OpenAIServer, RateLimiter  # noqa: E402
 from policies import scripted  # noqa: E402
-from test_stops import environment, report_bytes, stop_and_resume, uninterrupted  # noqa: E402
 
 DEFAULT = "quota:beauty_L,ctrl-c:beauty_L,sigterm:beauty_L,kill-9:beauty_L," \
           "quota:beauty_hist,ctrl-c:beauty_hist,sigterm:beauty_hist,kill-9:beauty_hist"

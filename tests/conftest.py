@@ -86,7 +86,7 @@ def base_env(source: bool = True) -> dict[str, str]:
     return env
 
 
-ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.exit_status)
+ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.run.exit_status)
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300,

@@ -4,10 +4,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import base_env
+from test_e2e import assert_rescores, oaieval, oaievalset_logs
 
-from econarena_evals.metrics import METRICS
-from test_e2e import assert_rescores, oaievalset_logs, oaieval
+from econarena_evals.score.metrics import METRICS
+
+from conftest import base_env
 
 ALL_CELLS = ["beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H",
              "auction_hist", "fpauction_L", "fpauction_hist"]

@@ -19,10 +19,13 @@ from typing import Any
 
 import pytest
 
+from econarena_evals.log import evallog as logs
+from econarena_evals.log.evallog import MAX_LINE_BYTES, Reading, iter_rows, read_log
+from econarena_evals.report import build as report
+from econarena_evals.report import summary
+from econarena_evals.run.resume import ResumeRefused, read_rows
+
 from conftest import ROOT, base_env, cli, run_cli
-from econarena_evals import logs, report, summary
-from econarena_evals.logs import MAX_LINE_BYTES, Reading, iter_rows, read_log
-from econarena_evals.resume import ResumeRefused, read_rows
 
 REGISTRY = ROOT / "registry"
 

@@ -8,19 +8,18 @@ import random
 import statistics
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
 from evals.base import RunSpec
 from evals.record import DummyRecorder
 from test_games import first_cell
 
-from econarena_evals import depth
-from econarena_evals.games import GAMES
-from econarena_evals.games import beauty
-from econarena_evals.logs import read_log
-from econarena_evals.players import CognitiveHierarchyPlayer
-from econarena_evals.games import read_prompt
-from econarena_evals.prompts import PastRun, prompt_text
-from econarena_evals.answers import parse_choice
+from econarena_evals.core import depth
+from econarena_evals.core.answers import parse_choice
+from econarena_evals.core.prompts import PastRun, prompt_text
+from econarena_evals.fns.players import CognitiveHierarchyPlayer
+from econarena_evals.games import GAMES, beauty, read_prompt
+from econarena_evals.log.evallog import read_log
+
+from conftest import REGISTRY, base_env, cli, run_cli
 
 
 @pytest.fixture(autouse=True)

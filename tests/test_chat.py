@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REGISTRY, cli, run_cli
-
-from econarena_evals.chat import ChatCompletionFn
-from econarena_evals.logs import read_log
 from test_e2e import assert_rescores, sampling_events
+
+from econarena_evals.fns.chat import ChatCompletionFn
+from econarena_evals.log.evallog import read_log
+
+from conftest import REGISTRY, cli, run_cli
 
 
 def run(fn: str, env: dict, tmp_path, *extra: str, cell: str = "beauty_L", samples: int = 2):

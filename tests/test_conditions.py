@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.run.conditions import condition_of, differences
+
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-
-from econarena_evals.conditions import condition_of, differences
-from econarena_evals.logs import read_log
 
 PLAYER = "econarena/random"
 ARENA = "beauty_L (arena: econarena/random, econarena/nash)"

@@ -4,10 +4,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from conftest import ROOT
+from econarena_evals.run import config
+from econarena_evals.run.eval import ECONARENA_ARGS
 
-from econarena_evals import config
-from econarena_evals.eval import ECONARENA_ARGS
+from conftest import ROOT
 
 KINDS = {"cell": "cell", "sampling": "sampling", "policy": "call policy"}
 
@@ -34,6 +34,6 @@ def test_defaults_and_kinds_in_the_table_are_the_code_s():
 
 
 def test_policy_args_never_make_a_condition():
-    from econarena_evals.conditions import POLICY_ARGS
+    from econarena_evals.run.conditions import POLICY_ARGS
 
     assert POLICY_ARGS == config.names("policy") | {"resume_from"}

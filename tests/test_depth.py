@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from econarena_evals import depth
+from econarena_evals.core import depth
 
 
 def poisson(tau, k):

@@ -8,8 +8,9 @@ from evals.base import RunSpec
 from evals.record import LocalRecorder
 from evals.registry import Registry
 
-from econarena_evals.eval import EconArena
-from econarena_evals.logs import read_log
+from econarena_evals.log.evallog import read_log
+from econarena_evals.run.eval import EconArena
+
 from conftest import REGISTRY
 
 
@@ -81,7 +82,7 @@ def test_history_session_stops_at_the_failing_run(tmp_path):
 
 
 def test_arena_scores_each_player_under_its_own_name(tmp_path):
-    from econarena_evals.players import NashPlayer, RandomPlayer
+    from econarena_evals.fns.players import NashPlayer, RandomPlayer
 
     report, log = run_eval([RandomPlayer(), NashPlayer()], ["econarena/random", "econarena/nash"], tmp_path)
     assert "eas/econarena/nash" in report and report["rule_following/econarena/nash"] == 1

@@ -18,7 +18,7 @@ def test_every_evals_module_we_use_imports():
 
 def test_every_plugin_module_imports_without_an_api_key():
     code = "; ".join(f"import {m}" for m in [
-        "econarena_evals.eval", "econarena_evals.players", "econarena_evals.summary", "econarena_evals.logs"])
+        "econarena_evals.run.eval", "econarena_evals.fns.players", "econarena_evals.report.summary", "econarena_evals.log.evallog"])
     env = base_env()
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import pytest
+
+from econarena_evals.log.evallog import read_log
+
 from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-
-from econarena_evals.logs import read_log
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli, users_fn
 from test_e2e import assert_rescores, oaieval
 
-from econarena_evals.logs import read_log
-from econarena_evals.filing import filing_problems, read_sessions
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems, read_sessions
+
+from conftest import REGISTRY, base_env, cli, run_cli, users_fn
 
 pytestmark = pytest.mark.e2e
 

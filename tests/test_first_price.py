@@ -8,10 +8,10 @@ import pytest
 from evals.base import RunSpec
 from evals.record import DummyRecorder
 
+from econarena_evals.core.answers import parse_choice
+from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, NashPlayer, OverbiddingBidder, ShadingBidder
 from econarena_evals.games import first_price as fp
-from econarena_evals.players import HumanPlayer, LevelKPlayer, NashPlayer, OverbiddingBidder, ShadingBidder
 from econarena_evals.games import read_prompt
-from econarena_evals.answers import parse_choice
 
 DIST = (50.0, 10.0, 1.0, 100.0)  # fpauction_L
 

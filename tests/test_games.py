@@ -12,18 +12,16 @@ from functools import lru_cache
 
 import pytest
 import yaml
-from conftest import REGISTRY
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.games import GAMES, MEMBERS
+from econarena_evals.core.prompts import fmt, prompt_text
+from econarena_evals.core.sessions import CellConfig, Session
+from econarena_evals.games import GAMES, MEMBERS, outcome_from_event, read_prompt, run_event, session_from_sample
 from econarena_evals.games import first_price as fp
-from econarena_evals.metrics import METRICS, distance_to_ne, rescore_events, session_metrics
-from econarena_evals.games import outcome_from_event, run_event
-from econarena_evals.games import read_prompt
-from econarena_evals.prompts import fmt, prompt_text
-from econarena_evals.games import session_from_sample
-from econarena_evals.sessions import CellConfig, Session
+from econarena_evals.score.metrics import METRICS, distance_to_ne, rescore_events, session_metrics
+
+from conftest import REGISTRY
 
 NAMES = sorted(GAMES)
 

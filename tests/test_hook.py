@@ -95,7 +95,7 @@ def test_no_request_ever_carries_the_placeholder_key(server):
 
 
 def test_the_doctor_says_where_the_registry_is():
-    proc = subprocess.run([sys.executable, "-m", "econarena_evals.doctor"], env=base_env(), capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "econarena_evals.integration.doctor"], env=base_env(), capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "evals: 3.0.1.post1" in proc.stdout and "OPENAI_API_KEY: not set" in proc.stdout

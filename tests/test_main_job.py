@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 import time
+import uuid
 from pathlib import Path
 
 from conftest import REGISTRY, ROOT, base_env, cli

@@ -3,10 +3,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.games import beauty
+from econarena_evals.games import beauty, outcome_from_event, run_event
 from econarena_evals.games import second_price as auction
-from econarena_evals.metrics import METRICS, final_report, rescore_events, session_metrics
-from econarena_evals.games import outcome_from_event, run_event
+from econarena_evals.score.metrics import METRICS, final_report, rescore_events, session_metrics
 
 
 def beauty_runs(choices_per_run, c_bar=50, players=None):

@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+from econarena_evals.run.exit_status import REFUSED
+
 from conftest import ROOT, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-from econarena_evals.exit_status import REFUSED
-from econarena_evals.filing import filing_problems
-from econarena_evals.logs import read_log
 
 REGISTRY = ROOT / "registry"
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from econarena_evals.paired import EXACT_MAX, format_comparison, paired_comparison, paired_comparisons
+from econarena_evals.score.paired import EXACT_MAX, format_comparison, paired_comparison, paired_comparisons
 
 
 def percentile(values, q):

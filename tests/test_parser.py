@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econarena_evals.answers import MAX_ANSWER_CHARS, parse_choice
+from econarena_evals.core.answers import MAX_ANSWER_CHARS, parse_choice
 
 CASES = [
     ("plain JSON", '{"understanding": "u", "choice": 12.5, "reason": "r"}', 12.5),
@@ -116,7 +116,7 @@ KIND_CASES = [
 
 @pytest.mark.parametrize("name,reply,kind,finish", KIND_CASES, ids=[c[0] for c in KIND_CASES])
 def test_rule_break_kind(name, reply, kind, finish):
-    from econarena_evals.answers import RULE_BREAK_KINDS, rule_break_kind
+    from econarena_evals.core.answers import RULE_BREAK_KINDS, rule_break_kind
 
     assert rule_break_kind(reply, 0, 40, finish) == kind
     assert kind is None or kind in RULE_BREAK_KINDS
@@ -126,7 +126,7 @@ def test_rule_break_kind(name, reply, kind, finish):
 @settings(max_examples=300)
 def test_rule_break_kind_agrees_with_the_eval_on_validity(text, finish):
     """A reply is a rule break exactly when the eval's parse gives no number in range."""
-    from econarena_evals.answers import rule_break_kind
+    from econarena_evals.core.answers import rule_break_kind
 
     x = parse_choice(text)
     valid = x is not None and math.isfinite(x) and 0 <= x <= 40

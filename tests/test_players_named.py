@@ -8,15 +8,22 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from econarena_evals.fns.chat import ChatCompletionFn
+from econarena_evals.fns.fnsettings import (
+    command_completion_args,
+    condition_args,
+    decode_value,
+    endpoint_label,
+    from_spec,
+    player_name,
+)
+from econarena_evals.log.evallog import read_log
+from econarena_evals.run.conditions import column_name, condition_of
+
 from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-
-from econarena_evals.chat import ChatCompletionFn
-from econarena_evals.conditions import column_name, condition_of
-from econarena_evals.fnsettings import (command_completion_args, condition_args, decode_value, endpoint_label,
-                                        from_spec, player_name)
-from econarena_evals.logs import read_log
 
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
 FAKE_KEY = "sk-FAKE-econarena-5eCr3t-0042"
@@ -77,7 +84,7 @@ def test_two_models_by_completion_args_are_two_rows_and_neither_is_superseded(ru
     assert {s["player"] for s in log.sessions} == {f"econarena/chat:{QWEN}"}
     [entry] = log.settings
     assert entry["cli_name"] == "econarena/chat" and entry["model"] == QWEN
-    assert entry["class"] == "econarena_evals.chat:ChatCompletionFn" and entry["base_url"] == server.base_url
+    assert entry["class"] == "econarena_evals.fns.chat:ChatCompletionFn" and entry["base_url"] == server.base_url
     assert entry["endpoint_label"] == endpoint and entry["condition_args"] == {}
 
 
@@ -203,10 +210,10 @@ def test_json_completion_args():
 
 
 def test_names_and_conditions_from_a_command_line():
-    chat = "econarena_evals.chat:ChatCompletionFn"
+    chat = "econarena_evals.fns.chat:ChatCompletionFn"
     assert player_name("econarena/chat", chat, "gpt-4o", {"model": "gpt-4o"}) == "econarena/chat:gpt-4o"
     assert player_name("econarena/chat:gpt-4o", chat, "gpt-4o", {}) == "econarena/chat:gpt-4o"
-    assert player_name("econarena/nash", "econarena_evals.players:NashPlayer", None, {"tau": "2"}) == "econarena/nash"
+    assert player_name("econarena/nash", "econarena_evals.fns.players:NashPlayer", None, {"tau": "2"}) == "econarena/nash"
     assert player_name("gpt-4", "evals.completion_fns.openai:OpenAIChatCompletionFn", "gpt-4", {}) == "gpt-4"
     assert condition_args(chat, {"model": "m", "api_key": "k", "api_base": "u", "request_timeout_s": "5",
                                  "max_tokens": "5", "extra_headers": {"Authorization": "x"}}) == {"max_tokens": "5"}

@@ -4,12 +4,12 @@ import math
 import pytest
 from evals.record import DummyRecorder
 
-from econarena_evals.players import NashPlayer, RandomPlayer
+from econarena_evals.core.answers import parse_choice
+from econarena_evals.core.prompts import PastRun
+from econarena_evals.fns.players import NashPlayer, RandomPlayer
+from econarena_evals.games import read_prompt
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
-from econarena_evals.games import read_prompt
-from econarena_evals.prompts import PastRun
-from econarena_evals.answers import parse_choice
 
 
 def test_beauty_prompt_states_the_rules_and_reads_back():

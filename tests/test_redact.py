@@ -1,7 +1,7 @@
 """Secrets are masked wherever this project prints, records or renders a command or settings."""
 from __future__ import annotations
 
-from econarena_evals.redact import is_secret_name, redact_command, redact_mapping, redact_text, redact_url
+from econarena_evals.core.redact import is_secret_name, redact_command, redact_mapping, redact_text, redact_url
 
 KEY = "sk-FAKE-9f8e7d6c5b4a"
 

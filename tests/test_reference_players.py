@@ -5,11 +5,11 @@ import pytest
 from evals.base import RunSpec
 from evals.record import DummyRecorder
 
-from econarena_evals.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
+from econarena_evals.core.answers import parse_choice
+from econarena_evals.core.prompts import PastRun
+from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
-from econarena_evals.prompts import PastRun
-from econarena_evals.answers import parse_choice
 
 
 @pytest.fixture(autouse=True)

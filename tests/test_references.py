@@ -1,5 +1,5 @@
 """The published reference figures ship with the package, each with its source."""
-from econarena_evals.references import GAMA_LABEL, gama_round1, load_references
+from econarena_evals.core.references import GAMA_LABEL, gama_round1, load_references
 
 
 def sources_everywhere(node, path="refs"):

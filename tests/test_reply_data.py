@@ -11,17 +11,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from evals.base import RunSpec
 from evals.record import LocalRecorder
 from hypothesis import given
 from hypothesis import strategies as st
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import SEAT_TAG, filing_problems
+from econarena_evals.log.recording import MAX_STORED_CHARS, UNRECORDABLE, escape, store_as_data
+
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import OpenAIServer, with_reply
 from policies import scripted
-
-from econarena_evals.filing import SEAT_TAG, filing_problems
-from econarena_evals.logs import read_log
-from econarena_evals.recording import MAX_STORED_CHARS, UNRECORDABLE, escape, store_as_data
 
 # any text at all, lone surrogates (Cs) and control characters (Cc) included
 ANY_TEXT = st.text(st.characters(codec=None, categories=["Cs", "Cc", "Lu", "Ll", "Nd", "Po", "So", "Zs"]))

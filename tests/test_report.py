@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
-from econarena_evals.logs import read_log
+from econarena_evals.log.evallog import read_log
+
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 # matplotlib's default colour cycle, in order; the human reference line is black
 CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-HUMAN = "#7f007f"  # the human reference line (econarena_evals.report.HUMAN_COLOUR)
+HUMAN = "#7f007f"  # the human reference line (econarena_evals.report.build.HUMAN_COLOUR)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +149,7 @@ def test_first_run_axis_covers_every_bid(logs, report):
 
 def test_published_lines_are_told_apart(report):
     """Four published models on one plot: each its own grey, dash and marker (README, Report)."""
-    from econarena_evals.report import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
+    from econarena_evals.report.build import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
 
     styles = set(zip(REFERENCE_GREYS, REFERENCE_DASHES, REFERENCE_MARKERS))
     assert len(styles) == 4 and len(set(REFERENCE_DASHES)) == 4 and len(set(REFERENCE_MARKERS)) == 4
@@ -197,7 +198,7 @@ def test_floors_match_a_hand_computation(logs, report):
 
 
 def test_comparisons_pair_players_of_a_column_by_session(logs, report):
-    from econarena_evals.paired import paired_comparison
+    from econarena_evals.score.paired import paired_comparison
 
     out, data, _ = report
     comp = next(c for c in data["comparisons"] if c["column"] == "auction_L" and c["metric"] == "eas")
@@ -238,8 +239,8 @@ def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
 
 def test_the_report_tools_import_nothing_from_evals():
     """Reading logs needs neither evals nor a key: checked in a fresh interpreter without a key."""
-    code = ("import sys, econarena_evals.report, econarena_evals.report_html, econarena_evals.transcripts, "
-            "econarena_evals.summary; "
+    code = ("import sys, econarena_evals.report.build, econarena_evals.report.html, econarena_evals.log.transcripts, "
+            "econarena_evals.report.summary; "
             "print(sorted(m for m in sys.modules if m == 'evals' or m.startswith(('evals.', 'openai'))))")
     proc = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr

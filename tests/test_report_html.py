@@ -17,13 +17,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
-from econarena_evals.logs import read_log
+from econarena_evals.core.answers import parse_choice
+from econarena_evals.core.prompts import seat_and_run
 from econarena_evals.games import read_prompt
-from econarena_evals.prompts import seat_and_run
-from econarena_evals.transcripts import read_calls
-from econarena_evals.answers import parse_choice
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.transcripts import read_calls
+
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 CLI_SECRET = "sk-live-CLIsecret0123456789"
 ENV_SECRET = "sk-env-ENVsecret0123456789"

@@ -12,9 +12,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, base_env, cli, run_cli
 from markdown_it import MarkdownIt
 from test_report_html import browse
+
+from conftest import REGISTRY, base_env, cli, run_cli
 
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=\"document.title='pwned-img'\">"

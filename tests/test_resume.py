@@ -18,14 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
+from test_e2e import assert_rescores
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.run.resume import ResumeRefused, next_record_path, plan, resume_command
+from econarena_evals.score.metrics import METRICS
+
 from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-
-from econarena_evals.logs import read_log
-from econarena_evals.metrics import METRICS
-from econarena_evals.resume import ResumeRefused, next_record_path, plan, resume_command
-from test_e2e import assert_rescores
 
 EVAL = "econarena.beauty_hist.test.v0"
 SESSIONS, CALLS, THREADS, SEED = 100, 50, 10, 20220722
@@ -139,7 +140,7 @@ def test_sigkill_mid_way_then_resume_pays_only_for_what_was_missing(srv, env, un
     assert ids(resumed) == ids(uninterrupted)
 
     # econarena-summary shows the killed log as partial, with the command that resumes it
-    summary = subprocess.run([cli("python"), "-m", "econarena_evals.summary", str(first)], env=env,
+    summary = subprocess.run([cli("python"), "-m", "econarena_evals.report.summary", str(first)], env=env,
                              capture_output=True, text=True)
     assert "beauty_hist.test" in summary.stdout and "partial" in summary.stdout
     assert f"resume_from={first.resolve()}" in summary.stdout

@@ -6,11 +6,12 @@ import subprocess
 
 import pytest
 from test_bad_input import make_eval
-from conftest import REGISTRY, base_env, cli, run_cli
 
-from econarena_evals.logs import read_log
+from econarena_evals.core.sessions import CellConfig
 from econarena_evals.games import session_from_sample
-from econarena_evals.sessions import CellConfig
+from econarena_evals.log.evallog import read_log
+
+from conftest import REGISTRY, base_env, cli, run_cli
 
 
 @pytest.mark.parametrize("cell", ["beauty_L", "auction_L", "fpauction_L"])

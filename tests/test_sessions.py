@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from econarena_evals.core.sessions import CellConfig, seat_players, unique_names, waves
 from econarena_evals.games import check_cell, draw_session, session_from_sample
-from econarena_evals.sessions import CellConfig, seat_players, unique_names, waves
+
 from conftest import REGISTRY, ROOT
 
 
@@ -59,7 +60,7 @@ def test_invalid_cell_parameters_are_named():
 
 
 def test_shipped_samples_are_what_the_generator_makes():
-    proc = subprocess.run([sys.executable, "-m", "econarena_evals.make_samples", "--check",
+    proc = subprocess.run([sys.executable, "-m", "econarena_evals.run.make_samples", "--check",
                            "--registry", str(REGISTRY)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     counts = Counter(p.name.rsplit("_", 1)[1] for p in (REGISTRY / "data" / "econarena").glob("*.jsonl"))

@@ -13,7 +13,6 @@ log's final report is an uninterrupted run's, byte for byte.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
@@ -22,12 +21,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+
 from conftest import REGISTRY, base_env, cli
 from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
-
-from econarena_evals.filing import filing_problems
-from econarena_evals.logs import read_log
 
 MAX_CONCURRENCY = 16  # calls in flight at once: what a stop can catch, and so what a resume may pay twice
 SIGNALS = {"ctrl-c": signal.SIGINT, "sigterm": signal.SIGTERM, "sighup": signal.SIGHUP, "kill-9": signal.SIGKILL}
@@ -89,7 +89,6 @@ def stop_and_resume(server: OpenAIServer, env: dict[str, str], eval_name: str, s
     said = [x for x in err.splitlines() if x.startswith("econarena: stopped")]
     resumed = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=900)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    n2 = len(server.requests)
     second = Path(shlex.split(line)[shlex.split(line).index("--record_path") + 1])
     plan_line = next((x for x in resumed.stderr.splitlines() if "econarena: plan:" in x), "")
     return {

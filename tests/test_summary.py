@@ -4,6 +4,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 
@@ -73,7 +74,7 @@ def test_the_summary_shows_the_reports_intervals(tmp_path):
 
 
 def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
-    from econarena_evals.intervals import metric_interval
+    from econarena_evals.score.intervals import metric_interval
 
     values = [0.1, 0.5, 0.52, 0.9, 0.33, 0.47, 0.61]
     assert metric_interval(values, "c", "p", "eas") == metric_interval(values[::-1], "c", "p", "eas")

@@ -1,7 +1,8 @@
 from pathlib import Path
 
-from econarena_evals.usage import flatten_usage
+from econarena_evals.fns.usage import flatten_usage
 from econarena_evals_hook import dedupe_roots, registry_root
+
 from conftest import REGISTRY
 
 

@@ -12,9 +12,9 @@ import random
 from types import ModuleType
 from typing import Any, Mapping, Sequence, Union
 
-from ..outcome import RunOutcome
-from ..prompts import PromptFacts, prompt_text, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import PromptFacts, prompt_text, seat_and_run
+from ..core.sessions import CellConfig, Session
 from . import beauty, first_price, second_price
 from .protocol import MEMBERS, Game, ReportLabels
 

@@ -10,13 +10,24 @@ import random
 import re
 from typing import Any, Mapping, Optional, Sequence
 
-from .. import depth
-from ..outcome import RunOutcome, SeatOutcome, finite_or_none
-from ..prompts import (ANSWER_FORMAT, NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block,
-                       messages, players_list, seat_and_run)
-from ..sessions import CellConfig, Session
-from ..references import GAMA_LABEL, load_references
-from .protocol import Reference, Move, ReportLabels
+from ..core import depth
+from ..core.outcome import RunOutcome, SeatOutcome, finite_or_none
+from ..core.prompts import (
+    ANSWER_FORMAT,
+    NUM,
+    PastRun,
+    PromptFacts,
+    actions_list,
+    float_or_none,
+    fmt,
+    history_block,
+    messages,
+    players_list,
+    seat_and_run,
+)
+from ..core.references import GAMA_LABEL, load_references
+from ..core.sessions import CellConfig, Session
+from .protocol import Move, Reference, ReportLabels
 
 NAME = "beauty"
 TARGET_RATIO = 2 / 3

@@ -20,13 +20,24 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..outcome import RunOutcome
-from ..prompts import ANSWER_FORMAT, NUM, PastRun, PromptFacts, fmt, messages, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import ANSWER_FORMAT, NUM, PastRun, PromptFacts, fmt, messages, seat_and_run
+from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (action_range, cell_problems, draw_session, event_result, first_run_share, history, is_valid_bid,
-                         random_play, seat_facts, session_from_sample, win_share)
+from .sealed_bid import (
+    action_range,
+    cell_problems,
+    draw_session,
+    event_result,
+    first_run_share,
+    history,
+    is_valid_bid,
+    random_play,
+    seat_facts,  # noqa: F401 (a protocol member: the game module offers it)
+    session_from_sample,
+    win_share,
+)
 
 NAME = "first_price"
 

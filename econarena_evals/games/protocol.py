@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:  # only for annotations: the game modules import these at run time
-    from ..outcome import RunOutcome, SeatOutcome
-    from ..prompts import PastRun, PromptFacts
-    from ..sessions import CellConfig, Session
+    from ..core.outcome import RunOutcome, SeatOutcome
+    from ..core.prompts import PastRun, PromptFacts
+    from ..core.sessions import CellConfig, Session
 
 Messages = list[dict[str, str]]
 Move = tuple[float, str]  # a built-in player's (choice, reason)

@@ -12,11 +12,11 @@ import random
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .. import depth
-from ..outcome import RunOutcome, SeatOutcome, finite_or_none
-from ..prompts import NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
-from ..references import GAMA_LABEL, load_references
-from ..sessions import CellConfig, Session
+from ..core import depth
+from ..core.outcome import RunOutcome, SeatOutcome, finite_or_none
+from ..core.prompts import NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
+from ..core.references import GAMA_LABEL, load_references
+from ..core.sessions import CellConfig, Session
 from .protocol import Reference
 
 Bids = Sequence[tuple[int, float]]  # (seat, amount) of the valid bidders
@@ -171,7 +171,7 @@ def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig)
         raise ValueError(
             f"session {index}: 'values' must hold at least {cell.runs} runs of integers "
             f"in [{cell.value_min}, {cell.value_max}]; regenerate the samples file "
-            "(python -m econarena_evals.make_samples)"
+            "(python -m econarena_evals.run.make_samples)"
         )
     return Session(index=index, values=tuple(_seat_values(r, index, run, cell) for run, r in
                                              enumerate(values[: cell.runs])))

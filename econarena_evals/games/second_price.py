@@ -9,13 +9,25 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping, Optional, Sequence
 
-from ..outcome import RunOutcome
-from ..prompts import ANSWER_FORMAT, PastRun, PromptFacts, fmt, messages, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import ANSWER_FORMAT, PastRun, PromptFacts, fmt, messages, seat_and_run
+from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (action_range, cell_problems, draw_session, event_params, event_result, first_run_share, history,
-                         is_valid_bid, random_play, seat_facts, session_from_sample, win_share)
+from .sealed_bid import (
+    action_range,
+    cell_problems,
+    draw_session,
+    event_params,
+    event_result,
+    first_run_share,
+    history,
+    is_valid_bid,
+    random_play,
+    seat_facts,  # noqa: F401 (a protocol member: the game module offers it)
+    session_from_sample,
+    win_share,
+)
 
 # Kept from before the games had modules: existing logs and registry entries say "auction".
 NAME = "auction"

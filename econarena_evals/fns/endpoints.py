@@ -1,0 +1,111 @@
+"""One try per seat call, for the completion fns whose retrying we know: evals' own and ours.
+
+evals 3.0.1.post1's OpenAI fns (``gpt-4``, ``gpt-3.5-turbo``, any model the endpoint lists) retry
+with no limit inside the call, through a fresh ``OpenAI()`` client whose own ``max_retries=2`` and
+600 s timeout come on top. Under that, neither ``max_attempts`` nor ``call_timeout_s`` could hold,
+and a dead endpoint kept being hit after the eval gave up. So for exactly those two classes (not
+subclasses that bring their own ``__call__``) we send the same request evals would send, the same
+prompt formatting, the same ``record_sampling``, through one shared client with no retries of its
+own and a timeout of ``call_timeout_s``; the eval's call policy does the retrying (``calls``).
+
+``econarena/chat`` gets the deadline as its request timeout. Any other completion fn is called as
+it is: the deadline still bounds how long the eval waits for it, but its own retries are its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Callable, Optional
+
+from evals.api import CompletionFn, CompletionResult
+from evals.completion_fns import openai as evals_openai
+from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
+from evals.record import record_sampling
+
+from ..calls.engine import observe_response_headers
+from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
+from .fnsettings import check_values
+
+SeatFn = Callable[..., CompletionResult]
+
+
+# evals' class -> (its prompt class, its result class, the client method, the method's prompt keyword)
+_EVALS_FNS = {
+    evals_openai.OpenAIChatCompletionFn.__call__: (ChatCompletionPrompt, evals_openai.OpenAIChatCompletionResult,
+                                                  lambda client: client.chat.completions.with_raw_response.create,
+                                                  "messages"),
+    evals_openai.OpenAICompletionFn.__call__: (CompletionPrompt, evals_openai.OpenAICompletionResult,
+                                              lambda client: client.completions.with_raw_response.create, "prompt"),
+}
+
+
+def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, create: Any, keyword: str) -> SeatFn:
+    def call(prompt: Any, **kwargs: Any) -> CompletionResult:
+        if not isinstance(prompt, Prompt):
+            prompt = prompt_cls(raw_prompt=prompt)
+        formatted = prompt.to_formatted_prompt()
+        client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
+        response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        observe_response_headers(response.headers)
+        raw = response.parse()
+        text, finish = reply_of(raw, "message" if keyword == "messages" else "text")  # no completion: raises
+        result = result_cls(raw_data=raw, prompt=formatted)
+        differs = {"requested_model": fn.model} if raw.model and raw.model != fn.model else {}
+        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
+                        finish_reason=finish, **differs)
+        return ChatResult(text, raw)  # a null content is an empty reply, where evals' result has none
+
+    return call
+
+
+def check_args(fn: CompletionFn) -> None:
+    """Refuse (ValueError), before any call, what evals' own fns would send on every request and
+    the endpoint would refuse every time: ``extra_options`` that is no object, or holds a number
+    outside its domain (``temperature=nan``, ``max_tokens=0``). econarena/chat checks its own."""
+    if _EVALS_FNS.get(type(fn).__call__) is None:
+        return
+    options = getattr(fn, "extra_options", None)
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"completion arg extra_options must be a JSON object (extra_options=@file.json), "
+                         f"got {options!r}")
+    fn.extra_options = check_values(options)
+
+
+def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:
+    """What shares a rate limit with ``fn``'s requests: (endpoint, key, model), the key hashed so it
+    is not kept in the clear; None for a fn whose endpoint we cannot see (each is its own lane)."""
+    if _EVALS_FNS.get(type(fn).__call__) is None and not isinstance(fn, ChatCompletionFn):
+        return None
+    azure = getattr(fn, "azure", None)
+    base = ("/".join(azure[:2]) if azure else None) or getattr(fn, "api_base", None) or os.environ.get(
+        "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    key = getattr(fn, "api_key", None) or os.environ.get("OPENAI_API_KEY") or ""
+    return (str(base).rstrip("/"), hashlib.sha256(str(key).encode()).hexdigest()[:16], str(getattr(fn, "model", "")))
+
+
+def reserved_completion_tokens(fn: CompletionFn, sampling_kwargs: dict[str, Any]) -> int:
+    """The completion tokens a request of ``fn`` reserves against a tokens-per-minute limit."""
+    if isinstance(fn, ChatCompletionFn):
+        return fn.reserved_tokens(sampling_kwargs)
+    options = getattr(fn, "extra_options", None) or {}
+    return int(options.get("max_tokens") or sampling_kwargs.get("max_tokens") or 0)
+
+
+def recorded_prompt(fn: CompletionFn, prompt: Any) -> Any:
+    """The prompt as ``fn``'s ``sampling`` event holds it: what a resumed run compares, call by call."""
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)
+    if evals_fn is not None:
+        return evals_fn[0](raw_prompt=prompt).to_formatted_prompt()
+    return chat_messages(prompt) if isinstance(fn, ChatCompletionFn) else prompt
+
+
+def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
+    """A callable like ``fn`` that makes at most one request and gives up after ``timeout_s``."""
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)  # exactly evals' own __call__, not a subclass's
+    if evals_fn is not None:
+        return _evals_one_try(fn, timeout_s, *evals_fn)
+    if isinstance(fn, ChatCompletionFn):
+        return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=timeout_s)
+    return fn

@@ -1,0 +1,195 @@
+"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict]``.
+
+The same rules as ``econarena-report`` (``selection``): one row per player and condition, the
+column named by cell plus what differs from the registry's defaults, a finished log before a
+partial one and the newest finished among several. A partial log (the run stopped before its final
+report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
+it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
+errored or missing sessions, for scripts that must not pass a run with holes in it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from ..core.redact import redact_text
+from ..fns.fnsettings import FALLBACK_NOTE
+from ..log.evallog import EvalLog, find_logs
+from ..run.resume import hint
+from ..score.intervals import metric_interval
+from ..score.metrics import METRICS, rescore_events
+from .analysis import floors
+from .selection import Chosen, select
+
+
+def _fmt(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else "-" if x is None else str(x)
+
+
+def _with_interval(mean: object, values: list[float], column: str, player: str, metric: str) -> str:
+    """'0.723 [0.712, 0.735]': the mean and the report's 95 % interval over sessions."""
+    if not isinstance(mean, (int, float)) or len(values) < 2:
+        return _fmt(mean)
+    lo, hi = metric_interval(values, column, player, metric)
+    return f"{float(mean):.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def session_values(log: EvalLog, player: str, metric: str) -> list[float]:
+    """One player's per-session figures of a metric, over the finished sessions."""
+    key = metric if player == log.players[0] else f"{metric}/{player}"
+    return [float(s[key]) for s in log.sessions if not s.get("errored") and s.get(key) is not None]
+
+
+LEGEND = ("mean [95 % bootstrap interval over sessions]; each part in [0, 1], higher = more rational; eas = mean of "
+          "the five. In self-play every seat is one player, so win_rate is 1/seats ({share}) by construction, and so "
+          "is beauty rationality unless seats tie: they separate players only in arena and opponent cells. ")
+
+
+def figures(log: EvalLog) -> dict[str, Any]:
+    """The final report, or for a partial log what its finished sessions re-score to."""
+    if log.final_report is not None:
+        return log.final_report
+    done = {int(s["session"]) for s in log.sessions if not s.get("errored")}
+    return rescore_events([r for r in log.runs if int(r["session"]) in done], log.players,
+                          sessions=[int(s["session"]) for s in log.sessions])[1]
+
+
+def expected_sessions(log: EvalLog) -> Optional[int]:
+    """How many sessions the run was asked for: --max_samples, else the samples file's lines."""
+    run_config = log.spec.get("run_config") or {}
+    if run_config.get("max_samples"):
+        return int(run_config["max_samples"])
+    eval_spec = run_config.get("eval_spec") or {}
+    samples = (eval_spec.get("args") or {}).get("samples_jsonl")
+    registry = eval_spec.get("registry_path")
+    if not samples or not registry:
+        return None
+    path = Path(registry) / "data" / samples
+    try:
+        return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    except OSError:
+        return None
+
+
+def holes(c: Chosen) -> list[str]:
+    """What is missing from a log: errored sessions, sessions never played, no final report."""
+    out = []
+    if c.errored:
+        first = next(s.get("error") for s in c.log.sessions if s.get("errored"))
+        out.append(f"{c.errored} errored session(s); first: {redact_text(str(first))}")
+    expected = expected_sessions(c.log)
+    if expected is not None and len(c.log.sessions) < expected:
+        out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
+    if not c.finished or c.log.stop is not None:
+        out.append(f"{c.status}: {done_counts(c.log, expected)}")
+    return out
+
+
+def done_counts(log: EvalLog, expected: Optional[int]) -> str:
+    """What a stopped log holds: finished sessions, runs and answered seat calls."""
+    finished = sum(1 for s in log.sessions if not s.get("errored"))
+    of = f" of {expected}" if expected is not None else ""
+    return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
+            f"{log.calls} seat call(s) answered (a resume sends only the others)")
+
+
+def table(chosen: list[Chosen]) -> str:
+    header = ["player", "column"] + list(METRICS) + ["sessions", "errored", "status"]
+    rows = [header]
+    for c in chosen:
+        report = figures(c.log)
+        for i, (player, row_label) in enumerate(zip(c.players, c.labels)):
+            keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
+            if i > 0 and report.get(keys[0]) is None:
+                continue  # a player that sat nowhere in a finished session
+            cells = [_with_interval(report.get(k), session_values(c.log, player, m), c.column, player, m)
+                     for m, k in zip(METRICS, keys)]
+            rows.append([row_label, c.column] + cells
+                        + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
+                           c.status])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def legend(chosen: list[Chosen]) -> str:
+    """One line under the table: what the columns mean, and where the EAS starts in these columns."""
+    seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
+    share = ", ".join(f"{1 / n:.3f}" for n in seats)
+    lows: dict[str, list[float]] = {"rule_break": [], "random": []}
+    nash: list[float] = []
+    first_of_column = {}  # every log of a column holds the same sessions: one is enough
+    for c in chosen:
+        first_of_column.setdefault(c.column, c)
+    for c in first_of_column.values():
+        eas = floors(c.log)["eas"]
+        for k in lows:
+            if eas.get(k) is not None:
+                lows[k].append(eas[k])
+        if eas.get("nash") is not None:
+            nash.append(eas["nash"])
+
+    def span(xs: list[float]) -> str:
+        return "-" if not xs else f"{min(xs):.3f}" if max(xs) - min(xs) < 5e-4 else f"{min(xs):.3f}-{max(xs):.3f}"
+
+    return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
+            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}; Nash play {span(nash)} "
+            "(every metric's: econarena-report).")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `econarena-summary | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 0
+
+
+def _main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 if any listed log has errored or missing sessions")
+    parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
+                        help="only logs written after this time (e.g. $(date +%%s) before the run)")
+    parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
+    opts = parser.parse_args(argv)
+    paths = list(opts.paths)
+    if opts.since is not None:
+        paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
+    chosen, notes = select(paths)
+    for n in notes:
+        if n["status"] in ("skipped", "superseded"):
+            print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
+        elif FALLBACK_NOTE in (n["why"] or ""):
+            print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
+    if not chosen:
+        print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
+        return 1
+    print(table(chosen))
+    print(legend(chosen))
+    problems = [(c, holes(c)) for c in chosen]
+    problems = [(c, h) for c, h in problems if h]
+    for c, h in problems:
+        print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
+        if c.status != "finished":
+            print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
+    for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
+        cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))
+        if cut:
+            print(f"\n.. {c.labels[0]} in {c.column}: {cut} repl(ies) cut off at the token limit (finish_reason "
+                  "'length'), scored as rule breaks: raise max_tokens (--extra_eval_params max_tokens=N) "
+                  "if the model needs the room")
+    if problems and opts.strict:
+        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
