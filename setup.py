@@ -86,6 +86,7 @@ setup(
             "econarena-summary=econarena_evals.report.summary:main",
             "econarena-report=econarena_evals.report.build:main",
             "econarena-plan=econarena_evals.run.plan:main",
+            "econarena-run=econarena_evals.run.run_set:main",
         ]
     },
 )

@@ -27,6 +27,15 @@ def members(name: str, roots: Optional[list[Path]] = None) -> list[str]:
     raise KeyError(f"no eval set {name!r} in {', '.join(map(str, roots or registry_roots()))}")
 
 
+def known_sets(roots: Optional[list[Path]] = None) -> list[str]:
+    """The names of every eval set in the registry roots."""
+    names: list[str] = []
+    for root in roots or registry_roots():
+        for path in sorted((root / "eval_sets").glob("*.yaml")):
+            names += list(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    return names
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
