@@ -8,10 +8,11 @@ The folders, from the bottom layer up; each may import only the folders above it
 - ``score``: the EconArena Score, intervals and paired comparisons;
 - ``calls``: seat calls to an endpoint (errors, pacing, retries, deadlines);
 - ``fns``: the completion fns (``econarena/chat``, the built-in players) and who played;
+- ``integration``: whatever knows evals' internals (the start-up hook's patches, the one wrapper
+  on evals' recorder, the exit status of the ``oaieval`` process);
 - ``log``: the log format, writing and reading it;
 - ``run``: one ``oaieval`` run (the eval, its config, plan, progress, resume, exit status);
-- ``report``: ``econarena-summary``, ``econarena-report`` and ``report.html``;
-- ``integration``: whatever knows evals' internals.
+- ``report``: ``econarena-summary``, ``econarena-report`` and ``report.html``.
 
 docs/architecture.md has the map and the path of one seat call through it.
 """

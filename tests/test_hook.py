@@ -36,7 +36,8 @@ def test_reload_getsource_and_the_patch():
         assert r.Registry._econarena_patched
         assert "OPENAI_API_KEY" not in os.environ  # the placeholder lived during the import only
         import econarena_evals_hook as hook
-        assert hook.ERRORS == [], hook.ERRORS
+        from econarena_evals.integration import startup
+        assert hook.ERRORS == [] and startup.ERRORS == [], (hook.ERRORS, startup.ERRORS)
         print("ok")
     """, base_env())
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr

@@ -39,19 +39,11 @@ def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
     return flat
 
 
-def flatten_usage_on_record(recorder: Any) -> None:
-    """Make this recorder store every ``sampling`` event's usage flat, whoever records it."""
-    if getattr(recorder, "_econarena_flat_usage", False):
-        return
-    original = recorder.record_event
-
-    def record_event(type, data=None, sample_id=None):  # noqa: A002 - evals' own signature
-        if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
-            data = {**data, "usage": flatten_usage(data["usage"])}
-        return original(type, data, sample_id=sample_id)
-
-    recorder.record_event = record_event
-    recorder._econarena_flat_usage = True
+def flat_usage(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
+    """A recorder step (``integration.recorder.edit_events``): a ``sampling`` event's usage, flat."""
+    if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
+        data = {**data, "usage": flatten_usage(data["usage"])}
+    return data
 
 
 def unify_usage_keys(recorder: Any) -> None:

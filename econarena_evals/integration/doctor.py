@@ -13,6 +13,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from . import startup
+
 
 def _pth_files() -> list[Path]:
     dirs = list(site.getsitepackages()) + [site.getusersitepackages()]
@@ -31,7 +33,7 @@ def report() -> tuple[list[str], bool]:
     except metadata.PackageNotFoundError:
         lines.append("econarena-evals: not installed as a distribution (running from a checkout)")
     pth = _pth_files()
-    lines.append(f"start-up hook: {pth[0] if pth else 'not installed (editable install? use --registry_path)'}")
+    lines.append(f"start-up hook: {pth[0] if pth else 'not installed (pip install . or -e . puts it there)'}")
     key = os.environ.get("OPENAI_API_KEY")
     lines.append(f"OPENAI_API_KEY: {'set' if key else 'not set (fine for the built-in econarena/ players)'}")
     lines.append(f"OPENAI_BASE_URL: {os.environ.get('OPENAI_BASE_URL') or 'not set (api.openai.com)'}")
@@ -44,7 +46,7 @@ def report() -> tuple[list[str], bool]:
     roots = [Path(p) for p in evals.registry.DEFAULT_PATHS]
     ours = [p for p in roots if (p / "evals" / "econarena.yaml").is_file()]
     lines.append(f"EconArena registry on evals' default paths: {ours[0] if ours else 'none'}")
-    errors = list(getattr(hook, "ERRORS", [])) if hook is not None else []
+    errors = (list(getattr(hook, "ERRORS", [])) if hook is not None else []) + list(startup.ERRORS)
     lines.append("hook errors: " + ("none" if not errors else ""))
     lines += [f"  {where}: {what}" for where, what in errors]
     ok = bool(ours) and not errors

@@ -11,45 +11,15 @@ ones a resume plays again: they are not on disk).
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 from ..calls.engine import stop_run
+from ..integration.log_file import describe, mount_point
 from . import exit_status, resume
 
 _lock = threading.Lock()
-
-
-def mount_point(path: str) -> str:
-    """The mount point of the filesystem holding ``path`` (the disk a user must free or avoid)."""
-    p = Path(os.path.abspath(path))
-    while not os.path.ismount(p) and p.parent != p:
-        p = p.parent
-    return str(p)
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
-
-
-def describe(path: str, exc: OSError) -> str:
-    """``/mnt/x/log.jsonl on /mnt/x (0 B free of 2.0 MiB): [Errno 28] No space left on device``"""
-    disk = mount_point(path)
-    try:
-        usage = shutil.disk_usage(disk)
-        room = f" ({_size(usage.free)} free of {_size(usage.total)})"
-    except OSError:
-        room = ""
-    error = f"[Errno {exc.errno}] {exc.strerror}" if exc.strerror else f"{type(exc).__name__}: {exc}"
-    return f"{path} on {disk}{room}: {error}"
 
 
 def guard(recorder: Any) -> None:

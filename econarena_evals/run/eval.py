@@ -29,9 +29,10 @@ from ..core.redact import redact_text
 from ..core.sessions import Session, history_window, seat_players, waves
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from ..fns.fnsettings import players_settings, record_players
-from ..fns.usage import flatten_usage_on_record, unify_usage_keys
+from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
+from ..integration.recorder import edit_events
 from ..log.filing import SEAT_TAG
 from ..log.recording import store_as_data
 from ..score.metrics import METRICS, final_report, session_metrics
@@ -49,22 +50,14 @@ _SEAT_CALL: contextvars.ContextVar[Optional[dict[str, Any]]] = contextvars.Conte
                                                                                      default=None)
 
 
-def tag_seat_calls(recorder: RecorderBase) -> None:
-    """Make this recorder add ``{cell, session, run, seat, player}`` to each seat call's sampling event."""
-    if getattr(recorder, "_econarena_seat_tags", False):
-        return
-    original = recorder.record_event
-
-    def record_event(type, data=None, sample_id=None):  # noqa: A002 - evals' own signature
-        seat_call = _SEAT_CALL.get()
-        if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
-            seat_call["recorded"] += 1
-            seat_call["finish_reason"] = data.get("finish_reason")
-            data = {**data, SEAT_TAG: seat_call["tag"]}
-        return original(type, data, sample_id=sample_id)
-
-    recorder.record_event = record_event
-    recorder._econarena_seat_tags = True
+def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
+    """A recorder step (``edit_events``): a seat call's sampling event gets ``{cell, session, run, seat, player}``."""
+    seat_call = _SEAT_CALL.get()
+    if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
+        seat_call["recorded"] += 1
+        seat_call["finish_reason"] = data.get("finish_reason")
+        data = {**data, SEAT_TAG: seat_call["tag"]}
+    return data
 
 
 @dataclass
@@ -156,8 +149,8 @@ class EconArena(evals.Eval):
                 self.resumed, self.resumed_runs = plan.done, plan.parts
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
-        flatten_usage_on_record(recorder)
-        tag_seat_calls(recorder)
+        edit_events(recorder, flat_usage)  # a usage evals can add up
+        edit_events(recorder, tag_seat_call)  # added last, so it runs first, as when each wrapped the recorder
         if self.resume_from:
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
                         "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
