@@ -22,10 +22,9 @@ import dataclasses
 import re
 from typing import Any, Sequence
 
-from .filing import SEAT_TAG
+from .format import SEAT_TAG, UNRECORDABLE_EVENT
 
 MAX_STORED_CHARS = 65_536
-UNRECORDABLE = "econarena_unrecordable"
 _UNENCODABLE = re.compile("[\ud800-\udfff]")  # the only code points a str holds that UTF-8 cannot encode
 
 
@@ -124,4 +123,4 @@ def unrecordable(event: Any, exc: BaseException) -> Any:
     tag = data.get(SEAT_TAG)
     if isinstance(tag, dict) and all(isinstance(v, (str, int)) for v in tag.values()):
         note[SEAT_TAG] = storable(tag)[0]
-    return dataclasses.replace(event, type=UNRECORDABLE, data=note)
+    return dataclasses.replace(event, type=UNRECORDABLE_EVENT, data=note)

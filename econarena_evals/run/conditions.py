@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional, Sequence
 import yaml
 
 from ..core.argvalues import normalize, packaged_registries, show
-from ..fns.fnsettings import cli_entries, from_spec, label
+from ..fns.identity import cli_entries, from_spec, label
 from .config import POLICY_ARGS
 
 
@@ -64,7 +64,7 @@ def _completion_value(value: Any) -> Any:
 def condition_of(spec: Mapping[str, Any], players: Optional[Sequence[Mapping[str, Any]]] = None) -> Condition:
     """The condition of a log, from its run spec (the log's first line) and the settings of the
     command line's completion fns: its ``econarena_players`` event, else what the spec's command
-    line tells (``fnsettings.from_spec``)."""
+    line tells (``identity.from_spec``)."""
     run_config = spec.get("run_config") or {}
     args = {k: v for k, v in spec_args(spec).items() if k not in POLICY_ARGS}
     seed = run_config.get("seed")
