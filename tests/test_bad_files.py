@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from econarena_evals.log import evallog as logs
-from econarena_evals.log.evallog import MAX_LINE_BYTES, Reading, iter_rows, read_log
+from econarena_evals.log import jsonl as logs
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.jsonl import MAX_LINE_BYTES, Reading, iter_rows
 from econarena_evals.report import build as report
 from econarena_evals.report import summary
 from econarena_evals.run.resume import ResumeRefused, read_rows

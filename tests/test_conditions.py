@@ -98,6 +98,20 @@ def test_call_policy_args_do_not_change_the_condition_and_numbers_are_spelled_on
     assert differences(condition_of(base), condition_of(other)) == ["temperature: 0.7 vs 0"]
 
 
+def test_args_are_taken_as_the_eval_parses_them_and_a_bad_one_as_it_is_spelled():
+    def spec(**args):
+        return {"eval_name": "econarena.beauty_L.dev.v0", "completion_fns": ["x"],
+                "run_config": {"seed": 20220722, "eval_spec": {"args": {"game": "beauty", **args}}}}
+
+    # the eval reads yes, true and 1 as true, the default: one condition with the run that gave none
+    assert condition_of(spec(pass_seed="yes")) == condition_of(spec(pass_seed="true")) == condition_of(spec())
+    assert condition_of(spec(runs="10", prize=100)) == condition_of(spec(runs=10.0))
+    assert differences(condition_of(spec(pass_seed="no")), condition_of(spec())) == ["pass_seed: False vs True"]
+    # an arg the eval would refuse (a hand-edited log) keeps its own spelling and its own condition
+    assert condition_of(spec(pass_seed="maybe")).arg("pass_seed") == "maybe"
+    assert differences(condition_of(spec(pass_seed="maybe")), condition_of(spec()))
+
+
 def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one(tmp_path):
     """The same condition twice: measured against a live endpoint, then rerun once it is down (the
     same endpoint: another base URL would be another player)."""
@@ -136,3 +150,27 @@ def test_opponent_cells_report_the_evaluated_player_not_the_yardsticks(tmp_path)
     assert rows[("econarena/nash", "auction_L_vs_rational")]["metrics"]["eas"]["mean"] == pytest.approx(
         nash_log.final_report["eas"])
     assert {(c["a"], c["b"]) for c in data["comparisons"]} == {("econarena/nash", "econarena/shade")}
+
+
+def test_equal_settings_spelled_two_ways_are_one_column(tmp_path):
+    """``pass_seed=yes`` and ``pass_seed=true`` play alike (the eval parses both as true): one
+    condition, one column in the summary and in the report's leaderboard, whatever the spelling."""
+    for spelling in ("yes", "true"):
+        oaieval("econarena/nash", "econarena.beauty_L", tmp_path / f"seed_{spelling}.jsonl", 2, f"pass_seed={spelling}")
+    logs = [read_log(tmp_path / f"seed_{s}.jsonl") for s in ("yes", "true")]
+    assert [log.spec["run_config"]["eval_spec"]["args"]["pass_seed"] for log in logs] == ["yes", "true"]
+    assert condition_of(logs[0].spec, logs[0].settings) == condition_of(logs[1].spec, logs[1].settings)
+
+    summary = run_cli([cli("econarena-summary"), str(tmp_path)], base_env())
+    rows = [line.split("  ")[0:2] for line in summary.stdout.splitlines() if line.startswith("econarena/nash")]
+    assert len(rows) == 1, summary.stdout
+    assert "superseded: a newer log of the same condition" in summary.stderr
+
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(tmp_path), "--out", str(out)], base_env())
+    data = json.loads((out / "report.json").read_text())
+    assert [(d["player"], d["column"]) for d in data["conditions"]] == [("econarena/nash", "beauty_L")]
+    lines = (out / "report.md").read_text().splitlines()
+    header = lines[lines.index("## Leaderboard: EconArena Score (EAS)") + 2]
+    assert [cell.strip() for cell in header.strip("|").split("|")][1:2] == ["beauty_L"]
+    assert "pass_seed" not in header

@@ -19,7 +19,8 @@ from econarena_evals.core.prompts import fmt, prompt_text
 from econarena_evals.core.sessions import CellConfig, Session
 from econarena_evals.games import GAMES, MEMBERS, outcome_from_event, read_prompt, run_event, session_from_sample
 from econarena_evals.games import first_price as fp
-from econarena_evals.score.metrics import METRICS, distance_to_ne, rescore_events, session_metrics
+from econarena_evals.log.evallog import rescore_events
+from econarena_evals.score.metrics import METRICS, distance_to_ne, session_metrics
 
 from conftest import REGISTRY
 

@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from econarena_evals.fns.chat import ChatCompletionFn
-from econarena_evals.fns.fnsettings import (
-    command_completion_args,
-    condition_args,
-    decode_value,
-    endpoint_label,
-    from_spec,
-    player_name,
-)
+from econarena_evals.fns.completion_args import command_completion_args, decode_value
+from econarena_evals.fns.identity import condition_args, endpoint_label, from_spec, player_name
 from econarena_evals.log.evallog import read_log
 from econarena_evals.run.conditions import column_name, condition_of
 

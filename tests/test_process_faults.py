@@ -204,7 +204,7 @@ def test_plan_takes_a_limit_of_zero_as_no_limit():
 
 
 def test_completion_arg_domains_take_their_bounds_and_refuse_what_is_outside():
-    from econarena_evals.fns.fnsettings import check_values
+    from econarena_evals.fns.completion_args import check_values
 
     assert check_values({"temperature": "0", "top_p": 1, "max_tokens": "1.0", "request_timeout_s": "0.5",
                          "other": "nan"}) == {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1,

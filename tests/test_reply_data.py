@@ -17,8 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econarena_evals.log.evallog import read_log
-from econarena_evals.log.filing import SEAT_TAG, filing_problems
-from econarena_evals.log.recording import MAX_STORED_CHARS, UNRECORDABLE, escape, store_as_data
+from econarena_evals.log.filing import filing_problems
+from econarena_evals.log.format import SEAT_TAG
+from econarena_evals.log.format import UNRECORDABLE_EVENT as UNRECORDABLE
+from econarena_evals.log.recording import MAX_STORED_CHARS, escape, store_as_data
 
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import OpenAIServer, with_reply

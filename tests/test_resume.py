@@ -21,7 +21,8 @@ import pytest
 from test_e2e import assert_rescores
 
 from econarena_evals.log.evallog import read_log
-from econarena_evals.run.resume import ResumeRefused, next_record_path, plan, resume_command
+from econarena_evals.run.resume import ResumeRefused, plan
+from econarena_evals.run.resume_command import next_record_path, resume_command
 from econarena_evals.score.metrics import METRICS
 
 from conftest import REGISTRY, base_env, cli, run_cli

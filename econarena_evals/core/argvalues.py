@@ -1,5 +1,5 @@
 """One spelling per arg value, and where the packaged registry is: shared by the modules that read
-eval args and completion args back from logs and YAML (conditions, fnsettings, plan, evalset)."""
+eval args and completion args back from logs and YAML (conditions, identity, plan, evalset)."""
 from __future__ import annotations
 
 import math

@@ -25,7 +25,7 @@ from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
 from ..calls.engine import NotACompletion, RetryNow, observe_response_headers
-from .fnsettings import check_values, decode_args
+from .completion_args import check_values, decode_args
 from .usage import flatten_usage
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.

@@ -24,7 +24,7 @@ from evals.record import record_sampling
 
 from ..calls.engine import observe_response_headers
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
-from .fnsettings import check_values
+from .completion_args import check_values
 
 SeatFn = Callable[..., CompletionResult]
 

@@ -19,10 +19,8 @@ from typing import Any, Iterator, Optional
 
 from ..games import get as get_game
 from ..games import read_prompt
-from .evallog import iter_rows
-
-# recorded on each sampling event by the eval: which seat call it was (see eval.py)
-SEAT_TAG = "econarena"
+from .format import RUN_EVENT, SEAT_TAG, SESSION_EVENT
+from .jsonl import iter_rows
 
 
 @dataclass
@@ -54,9 +52,9 @@ def read_sessions(path: Path) -> LogSessions:
     out = LogSessions()
     for row in _rows(Path(path)):
         sid, data, kind = str(row.get("sample_id")), row["data"], row.get("type")
-        if kind == "econarena_run":
+        if kind == RUN_EVENT:
             out.runs[sid][int(data["run"])] = data
-        elif kind == "econarena_session" and not data.get("errored"):
+        elif kind == SESSION_EVENT and not data.get("errored"):
             out.finished[sid] = int(data["session"])
         elif kind == "sampling":
             try:

@@ -22,10 +22,10 @@ import dataclasses
 import re
 from typing import Any, Sequence
 
-from .filing import SEAT_TAG
+from ..integration.recorder import edit_events
+from .format import SEAT_TAG, UNRECORDABLE_EVENT
 
 MAX_STORED_CHARS = 65_536
-UNRECORDABLE = "econarena_unrecordable"
 _UNENCODABLE = re.compile("[\ud800-\udfff]")  # the only code points a str holds that UTF-8 cannot encode
 
 
@@ -86,12 +86,7 @@ def store_as_data(recorder: Any) -> None:
     events of a flush one by one when they cannot all be written together."""
     if getattr(recorder, "_econarena_storable", False):
         return
-    record = recorder.record_event
-
-    def record_event(type, data=None, sample_id=None):  # noqa: A002 - evals' own signature
-        return record(type, storable_event(type, data), sample_id=sample_id)
-
-    recorder.record_event = record_event
+    edit_events(recorder, storable_event)
     flush = getattr(recorder, "_flush_events_internal", None)
     if flush is not None:
         recorder._flush_events_internal = lambda events: _flush_each_on_failure(recorder, flush, events)
@@ -124,4 +119,4 @@ def unrecordable(event: Any, exc: BaseException) -> Any:
     tag = data.get(SEAT_TAG)
     if isinstance(tag, dict) and all(isinstance(v, (str, int)) for v in tag.values()):
         note[SEAT_TAG] = storable(tag)[0]
-    return dataclasses.replace(event, type=UNRECORDABLE, data=note)
+    return dataclasses.replace(event, type=UNRECORDABLE_EVENT, data=note)

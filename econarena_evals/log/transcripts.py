@@ -16,7 +16,7 @@ Which (session, run, seat) a ``sampling`` event belongs to:
    file a call made on a worker thread under another session's sample id, so the sample id alone
    is not trusted.
 
-Nothing here imports evals; a reply is only ever parsed (``utils``), never evaluated.
+Nothing here imports evals; a reply is only ever parsed (``core.answers``), never evaluated.
 """
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ from ..core.answers import NO_ANSWER, answer_object, number_of, rule_break_kind
 from ..core.prompts import fmt, prompt_text, seat_and_run
 from ..games import get as get_game
 from ..games import read_prompt
-from .evallog import EvalLog, decode_row, iter_lines
+from .evallog import EvalLog
+from .format import SEAT_TAG
+from .jsonl import decode_row, iter_lines
 
 Slot = tuple[int, int, int]  # (session, run 0-based, seat 1-based)
 EXAMPLES_PER_KIND = 3
@@ -115,6 +117,7 @@ def _range_top(event: Mapping[str, Any]) -> Optional[float]:
 # On the raw line, before any decoding: the seat and run a prompt names, and where its history starts.
 _RAW_SEAT, _RAW_RUN = re.compile(r"You are Player (\d+)"), re.compile(r"This is run (\d+) of")
 HISTORY_HEADING = "Results of the last "  # prompts.history_block
+_RAW_SEAT_TAG = f'"{SEAT_TAG}": {{'  # how a tagged line holds its tag, as evals' recorder writes JSON
 
 
 def _states(line: str, number: str) -> bool:
@@ -208,7 +211,7 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
     def place(line: str, thorough: bool) -> tuple[Optional[Slot], Optional[Mapping[str, Any]]]:
         """The slot of a sampling line that is still wanted, and its decoded data; (None, None) for any other."""
         seat_m, run_m = _RAW_SEAT.search(line), _RAW_RUN.search(line)
-        quick = seat_m is not None and run_m is not None and '"econarena": {' not in line
+        quick = seat_m is not None and run_m is not None and _RAW_SEAT_TAG not in line
         head = line
         if quick:
             seat, run = int(seat_m.group(1)), int(run_m.group(1)) - 1  # type: ignore[union-attr]
@@ -226,7 +229,7 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
             return None, None
         data = row["data"]
         text = prompt_text(data.get("prompt") or "")
-        tag = data.get("econarena")
+        tag = data.get(SEAT_TAG)
         if isinstance(tag, Mapping) and tag.get("session") is not None:
             try:
                 seat, run1, _ = seat_and_run(text)

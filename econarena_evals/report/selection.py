@@ -5,7 +5,7 @@ final report) beats a partial one, and among finished logs the newest wins; a pa
 only when its condition has no finished log, and is marked so. Every file read that is not used
 gets a note saying why. Columns are named by cell plus what differs from the registry's defaults
 (eval args and completion args), so two conditions never share a column. A player is the model
-that played, read from the log's ``econarena_players`` event (``fnsettings``), or for an older log
+that played, read from the log's ``econarena_players`` event (``fns.identity``), or for an older log
 from its command line, which the log's notes then say.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..fns.fnsettings import FALLBACK_NOTE
+from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import EvalLog, find_logs, read_log
 from ..run.conditions import Condition, column_name, condition_of, non_default, registry_defaults
 

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..core.redact import redact_text
-from ..fns.fnsettings import FALLBACK_NOTE
-from ..log.evallog import EvalLog, find_logs
-from ..run.resume import hint
+from ..fns.identity import FALLBACK_NOTE
+from ..log.evallog import EvalLog, find_logs, rescore_events
+from ..log.format import metric_key
+from ..run.resume_command import hint
 from ..score.intervals import metric_interval
-from ..score.metrics import METRICS, rescore_events
+from ..score.metrics import METRICS
 from .analysis import floors
 from .selection import Chosen, select
 
@@ -39,7 +40,7 @@ def _with_interval(mean: object, values: list[float], column: str, player: str, 
 
 def session_values(log: EvalLog, player: str, metric: str) -> list[float]:
     """One player's per-session figures of a metric, over the finished sessions."""
-    key = metric if player == log.players[0] else f"{metric}/{player}"
+    key = metric_key(metric, player, log.players)
     return [float(s[key]) for s in log.sessions if not s.get("errored") and s.get(key) is not None]
 
 
@@ -102,7 +103,7 @@ def table(chosen: list[Chosen]) -> str:
     for c in chosen:
         report = figures(c.log)
         for i, (player, row_label) in enumerate(zip(c.players, c.labels)):
-            keys = [m if i == 0 else f"{m}/{player}" for m in METRICS]
+            keys = [metric_key(m, player, c.players) for m in METRICS]
             if i > 0 and report.get(keys[0]) is None:
                 continue  # a player that sat nowhere in a finished session
             cells = [_with_interval(report.get(k), session_values(c.log, player, m), c.column, player, m)

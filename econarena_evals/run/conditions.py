@@ -4,8 +4,10 @@ A condition is the cell, the samples file (split), the seating (the command line
 order, each the model that played at its endpoint), every eval arg that changes the game or the
 sampling, the eval seed, and each player's completion args that shape its requests. Call-policy
 args (how calls are made, not what is asked) are left out: a run with a longer deadline asks the
-same questions. Everything here reads the run spec that evals writes as a log's first line, so
-the report tools need neither evals nor an API key.
+same questions. The game and sampling args are taken as the eval parses them (``config.settings``),
+so equal settings are one condition however they were spelled: ``pass_seed=yes``, ``pass_seed=true``
+and no ``pass_seed`` at all play alike and are one column. Everything here reads the run spec that
+evals writes as a log's first line, so the report tools need neither evals nor an API key.
 """
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from typing import Any, Mapping, Optional, Sequence
 import yaml
 
 from ..core.argvalues import normalize, packaged_registries, show
-from ..fns.fnsettings import cli_entries, from_spec, label
-from .config import POLICY_ARGS
+from ..fns.identity import cli_entries, from_spec, label
+from .config import POLICY_ARGS, settings
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,17 @@ def spec_args(spec: Mapping[str, Any]) -> dict[str, Any]:
     return dict(eval_spec.get("args") or {})
 
 
+def played_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The args that make a condition: every game and sampling setting as the eval parses them
+    (defaults filled in), then the others (the samples file, the opponents) as given; never a
+    call-policy arg. Args the eval would refuse (a hand-edited log) are taken as they are spelled."""
+    given = {k: v for k, v in args.items() if k not in POLICY_ARGS}
+    try:
+        return {**given, **settings(given)}
+    except ValueError:
+        return given
+
+
 def _completion_value(value: Any) -> Any:
     """One spelling per completion arg: numbers as eval args, objects as canonical JSON."""
     if isinstance(value, (Mapping, list, tuple)):
@@ -64,9 +77,9 @@ def _completion_value(value: Any) -> Any:
 def condition_of(spec: Mapping[str, Any], players: Optional[Sequence[Mapping[str, Any]]] = None) -> Condition:
     """The condition of a log, from its run spec (the log's first line) and the settings of the
     command line's completion fns: its ``econarena_players`` event, else what the spec's command
-    line tells (``fnsettings.from_spec``)."""
+    line tells (``identity.from_spec``)."""
     run_config = spec.get("run_config") or {}
-    args = {k: v for k, v in spec_args(spec).items() if k not in POLICY_ARGS}
+    args = played_args(spec_args(spec))
     seed = run_config.get("seed")
     entries = cli_entries(players) if players else from_spec(spec)
     return Condition(
@@ -117,7 +130,8 @@ _defaults_cache: dict[tuple[str, str], Optional[dict[str, Any]]] = {}
 
 
 def registry_defaults(eval_name: str, registry_path: Optional[str] = None) -> Optional[dict[str, Any]]:
-    """The args an eval has in the registry (YAML read with safe_load), or None if not found."""
+    """The args an eval has in the registry (YAML read with safe_load) as a condition holds them
+    (``played_args``), or None if not found."""
     roots = ([Path(registry_path)] if registry_path else []) + packaged_registries()
     for root in roots:
         key = (str(root), eval_name)
@@ -136,7 +150,7 @@ def _read_eval_args(root: Path, eval_name: str) -> Optional[dict[str, Any]]:
             continue
         entry = entries.get(eval_name) if isinstance(entries, dict) else None
         if isinstance(entry, dict) and "args" in entry:
-            return {k: v for k, v in (entry.get("args") or {}).items() if k not in POLICY_ARGS}
+            return played_args(entry.get("args") or {})
     return None
 
 

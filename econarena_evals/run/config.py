@@ -4,8 +4,9 @@
 * the sampling (``Sampling`` below): what every request asks the model for;
 * the call policy (``calls.CallPolicy``): how calls are made; never part of a condition.
 
-``EconArena`` reads its args through ``build``, ``conditions`` knows the policy args from here,
-and docs/configuration.md's table is checked against these dataclasses by a test.
+``EconArena`` reads its args through ``build``, ``conditions`` builds a condition from what
+``settings`` makes of a log's args and knows the policy args from here, and docs/configuration.md's
+table is checked against these dataclasses by a test.
 """
 from __future__ import annotations
 
@@ -85,3 +86,26 @@ def build(group: str, args: Mapping[str, Any]) -> Any:
         given["max_concurrency"] = _value(ENV_MAX_CONCURRENCY, os.environ[ENV_MAX_CONCURRENCY], "int")
     built = cls(**given)
     return check_cell(built) if group == "cell" else built
+
+
+def settings(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Every cell and sampling setting that ``build`` makes of ``args``, defaults filled in, by arg
+    name: what a run given these args plays, however they were spelled (``pass_seed=yes`` is
+    ``pass_seed=true``). Raises ValueError for args the eval would refuse."""
+    out: dict[str, Any] = {}
+    for group in ("cell", "sampling"):
+        try:
+            out.update(_by_name(build(group, args)))
+        except TypeError as exc:  # a required arg missing (no game)
+            raise ValueError(f"eval args: {exc}") from None
+    return out
+
+
+def _by_name(built: Any) -> dict[str, Any]:
+    """A built group's values by arg name; a field that groups args of its own (a dataclass) gives
+    them by their own names, as the registry YAML spells them."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(built):
+        value = getattr(built, f.name)
+        out.update(_by_name(value) if dataclasses.is_dataclass(value) else {f.name: value})
+    return out

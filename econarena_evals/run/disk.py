@@ -1,7 +1,7 @@
 """A log that cannot be written (a full disk, a quota, a read-only or vanished filesystem) stops the run.
 
 evals' recorder writes from its own code: on a flush every 100 events and 10 s (from whichever seat
-call records the event that crosses the mark), on ``flush_events`` (``resume.durable`` after each
+call records the event that crosses the mark), on ``flush_events`` (``durable.durable`` after each
 session) and once more at exit; ``record_final_report`` writes on its own. An ``OSError`` there
 raised out of a session (a traceback, exit 1, and the calls still queued went on being paid for),
 and again from the exit flush. ``guard`` makes the first failed write stop the run instead: one
@@ -17,7 +17,10 @@ from typing import Any
 
 from ..calls.engine import stop_run
 from ..integration.log_file import describe, mount_point
-from . import exit_status, resume
+from ..log.format import SESSION_EVENT
+from . import exit_status
+from .durable import log_path_of
+from .resume_command import RESUME_DIR_ENV, hint_at_exit
 
 _lock = threading.Lock()
 
@@ -37,7 +40,7 @@ def guard(recorder: Any) -> None:
         except OSError as exc:
             _failed(recorder, exc)
             return
-        recorder._econarena_disk["sessions"] += sum(getattr(e, "type", None) == "econarena_session" for e in events)
+        recorder._econarena_disk["sessions"] += sum(getattr(e, "type", None) == SESSION_EVENT for e in events)
 
     def record_final_report(report: Any) -> None:
         if recorder._econarena_disk["failed"]:
@@ -57,14 +60,14 @@ def _failed(recorder: Any, exc: OSError) -> None:
         if recorder._econarena_disk["failed"]:
             return
         recorder._econarena_disk["failed"] = True
-    path = resume.log_path_of(recorder) or "the log"
+    path = log_path_of(recorder) or "the log"
     stop_run(f"the log cannot be written: {describe(path, exc)}")
     exit_status.fail(exit_status.STOPPED)
     print(f"econarena: stopped: the log cannot be written: {describe(path, exc)}", file=sys.stderr, flush=True)
-    resume.hint_at_exit(recorder, "The run stopped: its log could not be written.",
+    hint_at_exit(recorder, "The run stopped: its log could not be written.",
                         kept=lambda: {"finished": recorder._econarena_disk["sessions"]},
                         after=f"\n  (that new log would go on {mount_point(path)} too: free space there, or give "
-                              f"--record_path a path on another disk; with {resume.RESUME_DIR_ENV}=DIR set, "
+                              f"--record_path a path on another disk; with {RESUME_DIR_ENV}=DIR set, "
                               "resume commands put the new log in DIR)")
 
 

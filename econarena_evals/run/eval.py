@@ -28,17 +28,29 @@ from ..core.prompts import PastRun, prompt_text
 from ..core.redact import redact_text
 from ..core.sessions import Session, history_window, seat_players, waves
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
-from ..fns.fnsettings import players_settings, record_players
+from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
 from ..integration.recorder import edit_events
-from ..log.filing import SEAT_TAG
+from ..log.format import (
+    EVAL_RECORDER,
+    PLAYERS_EVENT,
+    PLAYERS_SAMPLE_ID,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    STOP_EVENT,
+    final_report,
+    metric_fields,
+)
 from ..log.recording import store_as_data
-from ..score.metrics import METRICS, final_report, session_metrics
+from ..score.metrics import session_metrics
 from . import config, disk, exit_status, resume
+from .durable import durable, log_path_of
 from .plan import estimate_cell
 from .progress import Progress, duration
+from .resume_command import hint_at_exit
 
 logger = logging.getLogger(__name__)
 
@@ -135,15 +147,16 @@ class EconArena(evals.Eval):
         store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
         # event makes it write the others one by one, each through the guard
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
-        record_players(recorder, self.players_settings)
-        resume.durable(recorder)  # the roster is on disk before any call, even if the run is killed
+        # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
+        recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings)}, sample_id=PLAYERS_SAMPLE_ID)
+        durable(recorder)
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
         try:
             sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
             if self.resume_from:  # refused here, before any call, if the log is another condition
                 plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
-                                   self.player_names, own_log=resume.log_path_of(recorder))
+                                   self.player_names, own_log=log_path_of(recorder))
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
@@ -192,12 +205,12 @@ class EconArena(evals.Eval):
             except KeyboardInterrupt:  # pressed again: leave now
                 pass
             self._record_stop(recorder, word, f"{word} ({said})")
-            resume.hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
+            hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
             exit_status.fail(code)
             raise SystemExit(code) from None
         except BaseException as exc:
-            resume.durable()
-            resume.hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
+            durable()
+            hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
             raise
         finally:
             restore()
@@ -208,7 +221,7 @@ class EconArena(evals.Eval):
             why = f"{errored} session(s) errored."
             if RUN.stop_reason:
                 why = f"stopped: {RUN.stop_reason}."
-            resume.hint_at_exit(recorder, why, self._kept_counts)
+            hint_at_exit(recorder, why, self._kept_counts)
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
@@ -239,8 +252,8 @@ class EconArena(evals.Eval):
     def _record_stop(self, recorder: RecorderBase, word: str, reason: str) -> None:
         """Say in the log why the run stopped, so a summary of it says so (``stopped: quota``)."""
         data = {"cell": self.cell_name, "stopped": word, "reason": redact_text(reason), **self._kept_counts()}
-        recorder.record_event(resume.STOP_EVENT, data, sample_id=resume.STOP_EVENT)
-        resume.durable(recorder)
+        recorder.record_event(STOP_EVENT, data, sample_id=STOP_EVENT)  # under a sample id of its own: this name
+        durable(recorder)
 
     def _seat_roster(self, cli_names: list[str]) -> None:
         """Who can sit: the command line's players in order, then the cell's opponents.
@@ -265,10 +278,11 @@ class EconArena(evals.Eval):
     def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
         session = sample if isinstance(sample, Session) else session_from_sample(sample, self.cell)
         if session.index in self.resumed:  # finished in the log resumed from: copy, do not play
-            result = resume.rerecord(self.resumed[session.index])
-            resume.durable()
-            self._count_kept(1, sum(t == "sampling" for t, _ in self.resumed[session.index].events))
-            return result
+            done = self.resumed[session.index]
+            _record_again(done.sample_id, done.events)
+            durable()
+            self._count_kept(1, sum(t == "sampling" for t, _ in done.events))
+            return done.result
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
             session=session,
@@ -281,7 +295,7 @@ class EconArena(evals.Eval):
                 state.outcomes.update({run: outcome_from_event(event) for run, event in part.runs.items()})
                 state.finish.update({(run, seat["seat"]): seat.get("finish_reason")
                                      for run, event in part.runs.items() for seat in event["seats"]})
-                resume.rerecord_events(part.sample_id, part.events)
+                _record_again(part.sample_id, part.events)
                 state.reused += sum(t == "sampling" for t, _ in part.events)
                 self._count_kept(calls=state.reused)
             for wave in waves(self.cell.runs, self.cell.history_runs):
@@ -299,7 +313,7 @@ class EconArena(evals.Eval):
             runs = [state.outcomes[r] for r in range(self.cell.runs)]
             result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
         self._record_session(state, result)
-        resume.durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
+        durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
         self._sessions_done += 1
         if result is not None:
             self._count_kept(1)
@@ -333,7 +347,7 @@ class EconArena(evals.Eval):
         if reused:
             state.reused += len(reused)
             self._count_kept(calls=len(reused))
-            resume.durable()
+            durable()
         replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
         for run in wave:
             answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
@@ -352,7 +366,7 @@ class EconArena(evals.Eval):
             )
             for seat in event["seats"]:  # "length": cut off at the token limit, told apart from other rule breaks
                 seat["finish_reason"] = finish.get((run, seat["seat"]))
-            evals.record.record_event("econarena_run", event)
+            evals.record.record_event(RUN_EVENT, event)
 
     def _lane(self, fn: CompletionFn) -> Any:
         """What shares a rate limit with ``fn``'s requests, worked out once per fn (it hashes the key)."""
@@ -384,9 +398,9 @@ class EconArena(evals.Eval):
             finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
             if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
                 evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
-                                             recorded_by="econarena")
+                                             recorded_by=EVAL_RECORDER)
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
-            resume.durable()
+            durable()
             self._count_kept(calls=1)
             return text
 
@@ -424,10 +438,7 @@ class EconArena(evals.Eval):
     def _record_session(self, state: _SessionState, result: SessionResult) -> None:
         data: dict[str, Any] = {"cell": self.cell_name, "session": state.session.index,
                                 "player": self.player_names[0]}
-        for i, player in enumerate(self.player_names):
-            metrics = (result or {}).get(player)
-            for metric in METRICS:
-                data[metric if i == 0 else f"{metric}/{player}"] = None if metrics is None else metrics[metric]
+        data.update(metric_fields(result or {}, self.player_names))
         # replies of the evaluated player cut off at the token limit: rule breaks that say more about
         # max_tokens than about the player's rationality
         first = self.player_names[0]
@@ -440,7 +451,13 @@ class EconArena(evals.Eval):
             state.error = redact_text(state.error)
             self._errors.append((state.session.index, state.error))
         data["error"] = state.error
-        evals.record.record_event("econarena_session", data)
+        evals.record.record_event(SESSION_EVENT, data)
+
+
+def _record_again(sample_id: str, events: Sequence[tuple[str, Any]]) -> None:
+    """Copy events of the log resumed from into this run's log, under their original sample id."""
+    for type_, data in events:
+        evals.record.record_event(type_, data, sample_id=sample_id)
 
 
 ECONARENA_ARGS = config.ALL_ARGS

@@ -1,8 +1,8 @@
 """The EconArena Score and its five parts (contract §7), from scored runs alone.
 
 Everything here is a pure function of ``RunOutcome`` records, which is what makes a log
-re-scorable: ``rescore_events`` turns the ``econarena_run`` events of a log back into the same
-session metrics and final report that the eval recorded.
+re-scorable: ``rescore_sessions`` turns the ``econarena_run`` events of a log back into the same
+session metrics that the eval recorded. How they are keyed in the log is ``log.format``'s.
 """
 from __future__ import annotations
 
@@ -70,37 +70,35 @@ def session_metrics(runs: Sequence[RunOutcome], player: str) -> Optional[dict[st
     return {k: round(v, DECIMALS) for k, v in {"eas": eas, **parts}.items()}
 
 
-def final_report(
-    session_results: Sequence[Optional[Mapping[str, Mapping[str, float]]]],
+def mean_metrics(
+    finished: Sequence[Mapping[str, Mapping[str, float]]],
     players: Sequence[str],
-) -> dict[str, Any]:
-    """Means over finished sessions. ``session_results[i]`` maps player -> metrics, None if errored.
+) -> dict[str, dict[str, Optional[float]]]:
+    """Each player's mean of each metric over the finished sessions it played (player -> metrics).
 
-    ``players[0]`` is the evaluated player (top-level keys); the others get ``<metric>/<name>``.
-    With no finished session the means are None: there is nothing to average, and NaN is not JSON.
+    With no such session a mean is None: there is nothing to average, and NaN is not JSON. How the
+    log lays these out (``players[0]``'s under the metric's name) is ``log.format.final_report``.
     """
-    finished = [s for s in session_results if s is not None]
-    report: dict[str, Any] = {}
-    for i, player in enumerate(players):
+    out: dict[str, dict[str, Optional[float]]] = {}
+    for player in players:
+        out[player] = {}
         for metric in METRICS:
             values = [s[player][metric] for s in finished if player in s]
-            key = metric if i == 0 else f"{metric}/{player}"
-            report[key] = round(_mean(values), DECIMALS) if values else None
-    report["sessions"] = len(finished)
-    report["errored_sessions"] = len(session_results) - len(finished)
-    return report
+            out[player][metric] = round(_mean(values), DECIMALS) if values else None
+    return out
 
 
-def rescore_events(
+def rescore_sessions(
     run_events: Iterable[Mapping[str, Any]],
     players: Sequence[str],
     sessions: Iterable[int] = (),
-) -> tuple[dict[int, Optional[dict[str, dict[str, float]]]], dict[str, Any]]:
-    """Re-score a log from its ``econarena_run`` event data alone.
+) -> dict[int, Optional[dict[str, dict[str, float]]]]:
+    """Re-score a log's sessions from its ``econarena_run`` event data alone.
 
     A session counts as finished when all of its ``runs`` runs are in the log. ``sessions`` names
     sessions that may have no run in the log at all (they errored before their first run ended).
-    Returns the per-session metrics (None for an unfinished session) and the final report.
+    Returns the per-session metrics (None for an unfinished session); ``log.evallog.rescore_events``
+    adds the final report they make.
     """
 
     by_session: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
@@ -115,4 +113,4 @@ def rescore_events(
         outcomes = [outcome_from_event(runs[i]) for i in range(expected)]
         metrics = {p: m for p in players if (m := session_metrics(outcomes, p)) is not None}
         per_session[session] = metrics
-    return per_session, final_report(list(per_session.values()), players)
+    return per_session
