@@ -21,8 +21,16 @@ from .protocol import MEMBERS, Game, ReportLabels
 
 GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
-__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "read_prompt", "cell", "param_fields", "draw_fields",
+__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "report_labels", "read_prompt", "cell", "param_fields", "draw_fields",
            "check_cell", "session_from_sample", "draw_session", "run_event", "outcome_from_event"]
+
+
+UNKNOWN_LABELS = ReportLabels(distance="", first_run="", first_run_max=1.0, human="")
+
+
+def report_labels(name: object) -> ReportLabels:
+    """The game's report labels; for a name no game has (a log from elsewhere), labels that name nothing."""
+    return GAMES[name].REPORT if isinstance(name, str) and name in GAMES else UNKNOWN_LABELS
 
 
 def get(name: str) -> Game:
