@@ -28,6 +28,7 @@ from . import sealed_bid
 from .protocol import Move, ReportLabels
 from .sealed_bid import (
     Draw,
+    Outcome,
     Params,
     PastRun,
     action_range,
@@ -47,7 +48,7 @@ from .sealed_bid import (
 
 NAME = "first_price"
 
-__all__ = ["Draw", "Params", "PastRun", "action_range", "cell_problems", "draw_session", "event_result",
+__all__ = ["Draw", "Outcome", "Params", "PastRun", "action_range", "cell_problems", "draw_session", "event_result",
            "first_run_share", "history", "is_valid_bid", "past_run", "random_play", "seat_facts",
            "session_from_sample", "typical_past_run", "win_share"]
 

@@ -16,6 +16,7 @@ from . import sealed_bid
 from .protocol import Move, ReportLabels
 from .sealed_bid import (
     Draw,
+    Outcome,
     Facts,
     Params,
     PastRun,
@@ -38,7 +39,7 @@ from .sealed_bid import (
 # Kept from before the games had modules: existing logs and registry entries say "auction".
 NAME = "auction"
 
-__all__ = ["Draw", "Facts", "Params", "PastRun", "action_range", "cell_problems", "draw_session",
+__all__ = ["Draw", "Outcome", "Facts", "Params", "PastRun", "action_range", "cell_problems", "draw_session",
            "event_params", "event_result", "first_run_share", "history", "is_valid_bid", "past_run", "random_play",
            "seat_facts", "session_from_sample", "typical_past_run", "win_share"]
 

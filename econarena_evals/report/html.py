@@ -1,12 +1,13 @@
 """``report.html``: the report in one self-contained page, with a browser of the sessions played.
 
-It holds what ``report.md`` holds, rendered from the same ``result`` that ``report.build`` computes
+It holds what ``report.md`` holds, rendered from the same ``result`` that ``report.compute`` computes
 (leaderboards with intervals, one table per component, floors, depth, bids, comparisons, rule breaks,
 plots, inputs), and adds what the means cannot show: how each session went run by run, each seat's
 prompt and reply, and why each rule break broke the rules.
 
 One file, opened by double-click: CSS, script, data and plots (base64 PNG) are inline, nothing is
-fetched (the CSS and the script are this package's files ``assets/report.css`` and ``assets/report.js``), and a Content-Security-Policy forbids fetching anything and running any script but the
+fetched (the CSS and the script are this package's ``static/report.css`` and ``static/report.js``),
+and a Content-Security-Policy forbids fetching anything and running any script but the
 page's own (by its hash). Model replies are untrusted text: they travel in a
 ``<script type="application/json">`` block with ``<``, ``>``, ``&`` and U+2028/2029 escaped, and
 the page sets them with ``textContent`` only, control characters made visible. Commands and error
@@ -28,6 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from ..core.answers import RULE_BREAK_KINDS
 from ..core.redact import redact_command, redact_text
 from ..games import report_labels
+from ..log.format import metric_key
 from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_sessions
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
@@ -40,8 +42,8 @@ DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedd
 
 @lru_cache(maxsize=None)
 def asset(name: str) -> str:
-    """A file of ``assets/`` (package data: installed with the package, read from the install)."""
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
+    """A file of ``static/`` (package data: installed with the package, read from the install)."""
+    return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
 
 
 def esc(x: Any) -> str:
@@ -146,8 +148,8 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
             outcome = event.get(labels.outcome) if labels.outcome else None
             runs.append([int(event["run"]), _num(outcome), [int(w) for w in event.get("winners") or []], seats])
         metrics = {}
-        for i, p in enumerate(c.players):
-            key = "eas" if i == 0 else f"eas/{p}"
+        for p in c.players:
+            key = metric_key("eas", p, c.players)
             if s.get(key) is not None:
                 metrics[p] = _num(s[key])
         sessions.append({"s": index, "err": redact_text(s["error"]) if s.get("error") else None,
