@@ -16,8 +16,8 @@ from . import sealed_bid
 from .protocol import Move, ReportLabels
 from .sealed_bid import (
     Draw,
-    Outcome,
     Facts,
+    Outcome,
     Params,
     PastRun,
     action_range,

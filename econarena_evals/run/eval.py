@@ -86,7 +86,7 @@ EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
 
 
 class EconArena(evals.Eval):
-    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``CellConfig``,
+    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``config.CellArgs``,
     ``Sampling`` and ``CallPolicy`` (``config``), plus ``opponents`` and ``resume_from``."""
 
     def __init__(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any):
