@@ -112,7 +112,8 @@ setup(
     + [f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)],
     packages=find_packages(include=["econarena_evals", "econarena_evals.*"]),
     py_modules=["econarena_evals_hook"],
-    package_data={"econarena_evals.core": ["references.json"]},
+    package_data={"econarena_evals.core": ["references.json"],
+                  "econarena_evals.report": ["static/*.css", "static/*.js"]},  # report.html's style and script
     cmdclass=CMDCLASS,
     install_requires=LEAN_RUNTIME,
     extras_require={

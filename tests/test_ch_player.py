@@ -14,7 +14,7 @@ from test_games import first_cell
 
 from econarena_evals.core import depth
 from econarena_evals.core.answers import parse_choice
-from econarena_evals.core.prompts import PastRun, prompt_text
+from econarena_evals.core.prompts import prompt_text
 from econarena_evals.fns.players import CognitiveHierarchyPlayer
 from econarena_evals.games import GAMES, beauty, read_prompt
 from econarena_evals.log.evallog import read_log
@@ -45,8 +45,8 @@ def test_first_run_beauty_choices_fit_back_to_the_players_tau(tau):
         session = sessions[seed % len(sessions)]
         prompt = beauty.seat_prompt(cell, session, 0, seed % cell.seats + 1, ())
         choice = answer(player, prompt, seed)
-        assert 0 <= choice <= session.c_bar
-        shares.append(choice / session.c_bar)
+        assert 0 <= choice <= session.drawn.c_bar
+        shares.append(choice / session.drawn.c_bar)
     tau_hat, sigma_hat = depth.fit_ch(shares, n=cell.seats)
     assert abs(tau_hat - tau) <= 0.3, (tau_hat, sigma_hat)
     assert 0.02 <= sigma_hat <= 0.045  # the player's σ, 0.03
@@ -63,7 +63,7 @@ def test_choices_repeat_with_the_seed_and_differ_across_seeds():
 def test_with_history_the_draw_is_scaled_to_the_last_average():
     """With history, step 0's mean is the last average a instead of c_bar / 2: choices lie in
     [0, 2a] and their mean is 2a times the first run's mean share."""
-    past = [PastRun(run=1, actions=(10, 20, 30, None, 40), winners=(2,), average=25.0, target=50 / 3)]
+    past = [beauty.PastRun(run=1, actions=(10, 20, 30, None, 40), winners=(2,), average=25.0, target=50 / 3)]
     prompt = beauty.prompt(seat=2, n=5, run=2, runs=10, c_bar=100, prize=100, past=past)
     first = beauty.prompt(seat=2, n=5, run=1, runs=10, c_bar=100, prize=100)
     player = CognitiveHierarchyPlayer(tau=1.5)
@@ -87,7 +87,7 @@ def test_auction_bids_are_valid_and_step_0_is_the_random_bidder(name, tau):
         session = sessions[seed % len(sessions)]
         prompt = game.seat_prompt(cell, session, seed % cell.runs, seed % cell.seats + 1, ())
         bid = answer(player, prompt, seed)
-        assert bid is not None and math.isfinite(bid) and 0 <= bid <= cell.assets
+        assert bid is not None and math.isfinite(bid) and 0 <= bid <= cell.params.assets
         facts = read_prompt(prompt_text(prompt))
         level += bid == game.level_k(facts, random.Random(0), 1)[0]
     expected = 1 - math.exp(-tau)

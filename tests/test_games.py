@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from econarena_evals.core.prompts import fmt, prompt_text
 from econarena_evals.core.sessions import CellConfig, Session
-from econarena_evals.games import GAMES, MEMBERS, outcome_from_event, read_prompt, run_event, session_from_sample
+from econarena_evals.games import GAMES, MEMBERS, cell, outcome_from_event, read_prompt, run_event, session_from_sample
 from econarena_evals.games import first_price as fp
 from econarena_evals.log.evallog import rescore_events
 from econarena_evals.score.metrics import METRICS, distance_to_ne, session_metrics
@@ -34,9 +34,9 @@ def first_cell(name: str) -> tuple[CellConfig, tuple[Session, ...]]:
     for key, spec in entries.items():
         args = spec.get("args") if isinstance(spec, dict) else None
         if args and args.get("game") == name and key.endswith(".dev.v0") and not args.get("opponents"):
-            cell = CellConfig.from_args(args)
+            config = cell(args)
             lines = (REGISTRY / "data" / args["samples_jsonl"]).read_text().splitlines()
-            return cell, tuple(session_from_sample(json.loads(line), cell) for line in lines)
+            return config, tuple(session_from_sample(json.loads(line), config) for line in lines)
     raise AssertionError(f"game {name} has no dev cell in the registry")
 
 
@@ -102,21 +102,21 @@ def test_a_rule_break_never_raises_and_scores_as_one(name, data):
 def direct_payoffs(name: str, cell: CellConfig, session: Session, run: int, actions: list) -> list[float]:
     """The rules written out again, independently of the package (contract §3, §4 and §11)."""
     if name == "beauty":
-        ok = [i for i, a in enumerate(actions) if a is not None and 0 <= a <= session.c_bar]
+        ok = [i for i, a in enumerate(actions) if a is not None and 0 <= a <= session.drawn.c_bar]
         if not ok:
             return [0.0] * len(actions)
         target = 2 / 3 * sum(actions[i] for i in ok) / len(ok)
         best = min(abs(actions[i] - target) for i in ok)
-        winners = [i for i in ok if abs(actions[i] - target) - best <= 1e-9 * session.c_bar]
-        return [cell.prize / len(winners) if i in winners else 0.0 for i in range(len(actions))]
-    values = session.values[run]
-    ok = [i for i, a in enumerate(actions) if a is not None and 0 <= a <= cell.assets]
-    pay = [cell.assets if i in ok else cell.assets - cell.fee for i in range(len(actions))]
+        winners = [i for i in ok if abs(actions[i] - target) - best <= 1e-9 * session.drawn.c_bar]
+        return [cell.params.prize / len(winners) if i in winners else 0.0 for i in range(len(actions))]
+    values = session.drawn.values[run]
+    ok = [i for i, a in enumerate(actions) if a is not None and 0 <= a <= cell.params.assets]
+    pay = [cell.params.assets if i in ok else cell.params.assets - cell.params.fee for i in range(len(actions))]
     if ok:
         winner = max(ok, key=lambda i: (actions[i], -i))
         others = sorted((actions[i] for i in ok if i != winner), reverse=True)
         price = {"auction": others[0] if others else 0.0, "first_price": actions[winner]}[name]
-        pay[winner] = cell.assets - price + values[winner]
+        pay[winner] = cell.params.assets - price + values[winner]
     return pay
 
 
@@ -127,7 +127,7 @@ def test_payoffs_match_a_direct_computation(name, data):
     cell, sessions = first_cell(name)
     session = data.draw(st.sampled_from(sessions))
     run = data.draw(st.integers(0, cell.runs - 1))
-    upper = session.c_bar if session.c_bar is not None else cell.assets
+    upper = game.action_range(game.event_params(cell, session, run))[1]
     # integers make ties likely; a few out-of-range and unparseable answers too
     actions = data.draw(st.lists(st.one_of(st.none(), st.integers(-2, int(upper) + 2).map(float)),
                                  min_size=cell.seats, max_size=cell.seats))

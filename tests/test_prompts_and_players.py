@@ -5,15 +5,14 @@ import pytest
 from evals.record import DummyRecorder
 
 from econarena_evals.core.answers import parse_choice
-from econarena_evals.core.prompts import PastRun
 from econarena_evals.fns.players import NashPlayer, RandomPlayer
-from econarena_evals.games import read_prompt
+from econarena_evals.games import beauty, read_prompt, sealed_bid
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
 
 
 def test_beauty_prompt_states_the_rules_and_reads_back():
-    past = [PastRun(run=2, actions=(1.5, None, 3, 4, 5), winners=(1,), average=10 / 3, target=20 / 9)]
+    past = [beauty.PastRun(run=2, actions=(1.5, None, 3, 4, 5), winners=(1,), average=10 / 3, target=20 / 9)]
     prompt = beauty_prompt(seat=4, n=5, run=3, runs=10, c_bar=57, prize=100, past=past)
     text = prompt[-1]["content"]
     for phrase in ["Player 4", "5 players", "run 3 of 10", "between 0 and 57", "two thirds", "prize of 100",
@@ -25,7 +24,7 @@ def test_beauty_prompt_states_the_rules_and_reads_back():
 
 
 def test_auction_prompt_keeps_values_private():
-    past = [PastRun(run=1, actions=(10, None, 30, 40, 50), winners=(5,), price=40)]
+    past = [sealed_bid.PastRun(run=1, actions=(10, None, 30, 40, 50), winners=(5,), price=40)]
     prompt = auction_prompt(seat=2, n=5, run=2, runs=10, value=61, assets=100, fee=10, past=past)
     text = prompt[-1]["content"]
     for phrase in ["Player 2", "5 bidders", "private value for the item in this run is 61",

@@ -14,7 +14,7 @@ from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 
 # matplotlib's default colour cycle, in order; the human reference line is black
 CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-HUMAN = "#7f007f"  # the human reference line (econarena_evals.report.build.HUMAN_COLOUR)
+HUMAN = "#7f007f"  # the human reference line (econarena_evals.report.plots.HUMAN_COLOUR)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def test_first_run_axis_covers_every_bid(logs, report):
 
 def test_published_lines_are_told_apart(report):
     """Four published models on one plot: each its own grey, dash and marker (README, Report)."""
-    from econarena_evals.report.build import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
+    from econarena_evals.report.plots import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
 
     styles = set(zip(REFERENCE_GREYS, REFERENCE_DASHES, REFERENCE_MARKERS))
     assert len(styles) == 4 and len(set(REFERENCE_DASHES)) == 4 and len(set(REFERENCE_MARKERS)) == 4

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from test_bad_input import make_eval
 
-from econarena_evals.core.sessions import CellConfig
+from econarena_evals.games import cell as make_cell
 from econarena_evals.games import session_from_sample
 from econarena_evals.log.evallog import read_log
 
@@ -53,9 +53,9 @@ def test_the_real_cli_refuses_an_unsupported_table_size(tmp_path):
 
 def test_extra_seats_get_reproducible_values_and_fewer_seats_the_first_ones():
     line = json.loads((REGISTRY / "data/econarena/auction_L_dev.jsonl").read_text().splitlines()[0])
-    seven = CellConfig(game="auction", seats=7)
+    seven = make_cell({"game": "auction", "seats": 7})
     a, b = session_from_sample(line, seven), session_from_sample(line, seven)
-    assert a == b and all(len(run) == 7 for run in a.values)
-    assert [list(run[:5]) for run in a.values] == line["values"][:10]
-    three = session_from_sample(line, CellConfig(game="auction", seats=3))
-    assert [list(run) for run in three.values] == [r[:3] for r in line["values"][:10]]
+    assert a == b and all(len(run) == 7 for run in a.drawn.values)
+    assert [list(run[:5]) for run in a.drawn.values] == line["values"][:10]
+    three = session_from_sample(line, make_cell({"game": "auction", "seats": 3}))
+    assert [list(run) for run in three.drawn.values] == [r[:3] for r in line["values"][:10]]

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.core.sessions import CellConfig, seat_players, unique_names, waves
+from econarena_evals.core.sessions import seat_players, unique_names, waves
+from econarena_evals.games import cell as make_cell
 from econarena_evals.games import check_cell, draw_session, session_from_sample
 
 from conftest import REGISTRY, ROOT
@@ -39,24 +40,24 @@ def test_waves_without_history_are_one_and_with_history_are_runs():
 
 
 def test_auction_values_follow_the_reconstructed_distribution():
-    cell = CellConfig(game="auction")
-    values = [v for i in range(200) for run in draw_session(random.Random(i), i, cell).values for v in run]
+    cell = make_cell({"game": "auction"})
+    values = [v for i in range(200) for run in draw_session(random.Random(i), i, cell).drawn.values for v in run]
     assert all(1 <= v <= 100 for v in values)
     assert abs(sum(values) / len(values) - 49.5) < 1  # int() truncates N(50, 10) towards 0
 
 
 def test_samples_are_checked_against_the_cell():
-    cell = CellConfig(game="beauty", c_bar_min=10, c_bar_max=100)
-    assert session_from_sample({"session": 1, "c_bar": 50}, cell).c_bar == 50
+    cell = make_cell({"game": "beauty", "c_bar_min": 10, "c_bar_max": 100})
+    assert session_from_sample({"session": 1, "c_bar": 50}, cell).drawn.c_bar == 50
     with pytest.raises(ValueError, match="regenerate"):
         session_from_sample({"session": 1, "c_bar": 100}, cell)
     with pytest.raises(ValueError, match="values"):
-        session_from_sample({"session": 1, "values": [[1] * 5] * 3}, CellConfig(game="auction"))
+        session_from_sample({"session": 1, "values": [[1] * 5] * 3}, make_cell({"game": "auction"}))
 
 
 def test_invalid_cell_parameters_are_named():
     with pytest.raises(ValueError, match="fee"):
-        check_cell(CellConfig(game="auction", fee=500))
+        check_cell(make_cell({"game": "auction", "fee": 500}))
 
 
 def test_shipped_samples_are_what_the_generator_makes():

@@ -1,8 +1,8 @@
 """Plain data for one scored run: what each seat did and got, and what equilibrium play would give.
 
 These records are the single currency between the game rules (``games/``), the metrics
-(``metrics``) and the log (``econarena_run`` events): ``RunOutcome.to_event`` writes exactly what
-``RunOutcome.from_event`` reads back, so any log can be re-scored without the eval.
+(``metrics``) and the log (``econarena_run`` events): a game's ``event_result`` writes what its
+``outcome_from_event`` reads back, so any log can be re-scored without the eval.
 """
 from __future__ import annotations
 
@@ -48,13 +48,12 @@ class SeatOutcome:
 
 @dataclass(frozen=True)
 class RunOutcome:
+    """A scored run; each game's ``Outcome`` adds what its rules give besides payoffs and winners."""
+
     game: str  # a name in ``games.GAMES``
-    scale: float  # c_bar (beauty) or assets (auctions): the unit of distance to equilibrium
-    prize: float  # beauty: x; auctions: unused (0)
+    scale: float  # the top of the valid range: the unit of distance to equilibrium
     seats: tuple[SeatOutcome, ...]
     winners: tuple[int, ...]
-    target: Optional[float] = None  # beauty only
-    price: Optional[float] = None  # auctions only
 
     def won(self, seat: int) -> bool:
         return seat in self.winners

@@ -7,12 +7,13 @@ package asks for (understanding, choice, reason). Each game's own template and h
 live in its module under ``games/``; history shows parsed numbers only, never another seat's text.
 
 ``games.read_prompt`` is the inverse, for the built-in players and your own: each game recognises
-its own template (``Game.read_prompt``) and returns the ``PromptFacts`` defined here.
+its own template (``Game.read_prompt``) and returns its own ``Facts``, a ``PromptFacts`` with the
+game's fields added (docs/players.md lists them).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
 SYSTEM = (
@@ -45,14 +46,12 @@ def messages(user: str) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class PastRun:
-    """What a later prompt may show of an earlier run: parsed numbers, never raw text."""
+    """What a later prompt may show of an earlier run: parsed numbers, never raw text. Each game's
+    ``PastRun`` adds what its history states besides the actions and the winners."""
 
     run: int  # 1-based, as the prompts count runs
     actions: tuple[Optional[float], ...]  # per seat; None = invalid
     winners: tuple[int, ...]
-    average: Optional[float] = None  # beauty: mean of valid choices
-    target: Optional[float] = None  # beauty
-    price: Optional[float] = None  # auctions
 
 
 def players_list(seats: Sequence[int]) -> str:
@@ -80,17 +79,15 @@ _RUN = re.compile(r"This is run (\d+) of (\d+)")
 
 @dataclass(frozen=True)
 class PromptFacts:
+    """What every game's prompt states; each game's ``Facts`` adds its own (docs/players.md lists them)."""
+
     game: str  # the name of the game in the registry (``econarena_evals.games.GAMES``)
     seat: int
-    n: int
-    run: int
+    n: int  # players at the table
+    run: int  # 1-based
     runs: int
-    upper: float  # the top of the valid range: c_bar, or assets
-    value: Optional[float] = None  # auctions: the seat's private value
-    past_averages: tuple[Optional[float], ...] = field(default=())  # beauty, oldest first
-    past_bids: tuple[tuple[Optional[float], ...], ...] = field(default=())  # auctions, oldest first
-    # auctions that state the value distribution: (mean, sd, lowest, highest)
-    values_from: Optional[tuple[float, float, float, float]] = None
+    upper: float  # the top of the valid range [0, upper]
+    value: Optional[float] = None  # the seat's private value, in a game that gives each seat one
 
 
 def prompt_text(prompt: Union[str, Sequence[Any]]) -> str:

@@ -1,37 +1,29 @@
 """Cells, sessions and seats: the plain data an eval sample turns into.
 
 A *cell* is one registry entry (game + parameters). A *session* is one eval sample: ``seats``
-seats play ``runs`` runs. The per-session draws (c_bar, or every run's private values) live in
-the shipped samples file so that every install evaluates identical instances; ``draw_session``
+seats play ``runs`` runs. What a game draws per session (its ``Draw``) lives in the shipped
+samples file so that every install evaluates identical instances; ``draw_session``
 is how that file was made (``python -m econarena_evals.run.make_samples``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Sequence
 
 MIN_SEATS, MAX_SEATS = 2, 10
 
 
 @dataclass(frozen=True)
 class CellConfig:
-    """Every reconstructed parameter of a cell; each is an eval arg in the registry YAML."""
+    """A cell: what every game shares, and ``params``, the game's own parameters (its module's
+    ``Params``). Each field, the game's included, is an eval arg in the registry YAML; ``games.cell``
+    builds one from the args."""
 
     game: str
     runs: int = 10
     seats: int = 5
     history_runs: int = 0
-    # beauty contest
-    prize: float = 100.0
-    c_bar_min: int = 10
-    c_bar_max: int = 100  # exclusive, as in "uniform in [10, 100)"
-    # auctions
-    value_mean: float = 50.0
-    value_sd: float = 10.0
-    value_min: int = 1
-    value_max: int = 100
-    assets: float = 100.0
-    fee: float = 10.0
+    params: Any = None  # the game's ``Params``
 
     def __post_init__(self) -> None:
         # the game's own checks are the game's (games.check_cell); these hold for every game
@@ -46,23 +38,19 @@ class CellConfig:
         if problems:
             raise ValueError("invalid cell parameters: " + "; ".join(problems))
 
-    @classmethod
-    def from_args(cls, args: Mapping[str, Any]) -> "CellConfig":
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in args.items() if k in known})
+
+SHARED_FIELDS = ("game", "runs", "seats", "history_runs")  # the cell args every game takes
 
 
 @dataclass(frozen=True)
 class Session:
+    """One eval sample: its index and ``drawn``, what the game drew for it (its module's ``Draw``)."""
+
     index: int
-    c_bar: Optional[int] = None  # beauty
-    values: Optional[tuple[tuple[int, ...], ...]] = None  # auctions: values[run][seat]
+    drawn: Any
 
     def to_sample(self) -> dict[str, Any]:
-        if self.values is not None:
-            return {"session": self.index, "values": [list(v) for v in self.values]}
-        return {"session": self.index, "c_bar": self.c_bar}
-
+        return {"session": self.index, **self.drawn.to_sample()}
 
 
 def seat_players(n_players: int, n_seats: int, session: int) -> list[int]:

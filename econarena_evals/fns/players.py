@@ -147,7 +147,7 @@ class OverbiddingBidder(ShadingBidder):
         super().__init__(registry, share=share, **options)
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.overbid(facts, rng, self.share)
+        return game.shade(facts, rng, self.share)
 
 
 class HumanPlayer(BuiltinPlayer):

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from ..core.redact import redact_text
-from ..fns.fnsettings import decode_args
+from ..fns.completion_args import decode_args
 from .status import refuse, under_cli
 
 CHAT_NAME = "econarena/chat"

@@ -114,6 +114,15 @@ def _range_top(event: Mapping[str, Any]) -> Optional[float]:
         return None
 
 
+def _seat_value(event: Mapping[str, Any], seat: int) -> Optional[float]:
+    """The seat's own value that its prompt states, where the game has one (None otherwise)."""
+    try:
+        value = get_game(event["game"]).seat_facts(event, seat).get("value")
+        return None if value is None else float(value)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+
+
 # On the raw line, before any decoding: the seat and run a prompt names, and where its history starts.
 _RAW_SEAT, _RAW_RUN = re.compile(r"You are Player (\d+)"), re.compile(r"This is run (\d+) of")
 HISTORY_HEADING = "Results of the last "  # prompts.history_block
@@ -165,15 +174,13 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
         session, run = int(event["session"]), int(event["run"])
         events[(session, run)] = event
         top = _range_top(event)
-        values = event.get("values") if isinstance(event.get("values"), list) else None
         for seat in event["seats"]:
             number = int(seat["seat"])
             slot = (session, run, number)
             seat_rows[slot] = seat
             player = seat["player"]
             out.seats[player] = out.seats.get(player, 0) + 1
-            key = None if top is None else (top, float(values[number - 1]) if values and len(values) >= number
-                                            else None)
+            key = None if top is None else (top, _seat_value(event, number))
             by_facts[(run, number, key)].append(session)
             action = seat["action"]
             by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)

@@ -1,12 +1,13 @@
 """``report.html``: the report in one self-contained page, with a browser of the sessions played.
 
-It holds what ``report.md`` holds, rendered from the same ``result`` that ``report.build`` computes
+It holds what ``report.md`` holds, rendered from the same ``result`` that ``report.compute`` computes
 (leaderboards with intervals, one table per component, floors, depth, bids, comparisons, rule breaks,
 plots, inputs), and adds what the means cannot show: how each session went run by run, each seat's
 prompt and reply, and why each rule break broke the rules.
 
 One file, opened by double-click: CSS, script, data and plots (base64 PNG) are inline, nothing is
-fetched, and a Content-Security-Policy forbids fetching anything and running any script but the
+fetched (the CSS and the script are this package's ``static/report.css`` and ``static/report.js``),
+and a Content-Security-Policy forbids fetching anything and running any script but the
 page's own (by its hash). Model replies are untrusted text: they travel in a
 ``<script type="application/json">`` block with ``<``, ``>``, ``&`` and U+2028/2029 escaped, and
 the page sets them with ``textContent`` only, control characters made visible. Commands and error
@@ -20,11 +21,15 @@ import html
 import json
 import math
 import re
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..core.answers import RULE_BREAK_KINDS
 from ..core.redact import redact_command, redact_text
+from ..games import report_labels
+from ..log.format import metric_key
 from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_sessions
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
@@ -33,6 +38,12 @@ from .analysis import DIAGNOSTIC_TITLES, figure
 from .selection import Chosen
 
 DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
+
+
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """A file of ``static/`` (package data: installed with the package, read from the install)."""
+    return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
 
 
 def esc(x: Any) -> str:
@@ -111,6 +122,7 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
     by_session: dict[int, list[Mapping[str, Any]]] = {}
     for event in log.runs:
         by_session.setdefault(int(event["session"]), []).append(event)
+    labels = report_labels(log.game)
     sessions = []
     for s in sorted(log.sessions, key=lambda s: int(s["session"])):
         index = int(s["session"])
@@ -119,8 +131,9 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
         params: dict[str, Any] = {}
         for event in events:
             if not params:
-                params = {k: _num(event[k]) for k in ("c_bar", "prize", "assets", "fee") if k in event}
-            values = event.get("values") if isinstance(event.get("values"), list) else None
+                params = {k: _num(event[k]) for k in labels.session_params if k in event}
+            values = event.get(labels.seat_values) if labels.seat_values else None
+            values = values if isinstance(values, list) else None
             seats = []
             run = int(event["run"])
             for seat in event["seats"]:
@@ -132,11 +145,11 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
                               _num(seat["payoff"]), _num(seat["ne_action"]),
                               _num(values[number - 1]) if values and len(values) >= number else None,
                               None if seat["valid"] else calls.kinds.get((index, run, number))])
-            outcome = event.get("target") if "target" in event else event.get("price")
+            outcome = event.get(labels.outcome) if labels.outcome else None
             runs.append([int(event["run"]), _num(outcome), [int(w) for w in event.get("winners") or []], seats])
         metrics = {}
-        for i, p in enumerate(c.players):
-            key = "eas" if i == 0 else f"eas/{p}"
+        for p in c.players:
+            key = metric_key("eas", p, c.players)
             if s.get(key) is not None:
                 metrics[p] = _num(s[key])
         sessions.append({"s": index, "err": redact_text(s["error"]) if s.get("error") else None,
@@ -152,12 +165,10 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
         kept[f"{session}:{run}:{seat}"] = [_prompt(call.prompt, strings), reply, call.finish_reason,
                                            {k: strings(v) for k, v in fields.items() if isinstance(v, str)}, cut]
     command = ((log.spec.get("run_config") or {}).get("command")) or ""
-    outcome_name = "target" if any("target" in e for e in log.runs) else "price"
-    game = log.game or ""
-    return {"col": c.column, "cell": log.cell, "game": game, "file": log.path.name,
+    return {"col": c.column, "cell": log.cell, "game": log.game or "", "file": log.path.name,
             "command": _command(str(command)) if command else "", "finished": c.finished,
-            "players": players, "rows": list(c.players), "outcome": outcome_name,
-            "action": "choice" if game == "beauty" else "bid", "sessions": sessions, "calls": kept}
+            "players": players, "rows": list(c.players), "outcome": labels.outcome, "action": labels.action,
+            "value_note": labels.seat_value_note, "sessions": sessions, "calls": kept}
 
 
 def _command(command: str) -> str:
@@ -361,14 +372,14 @@ def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mappin
               for n in result["inputs"]]
     body.append('<section class="part"><h2 id="inputs">Inputs</h2>' + _table(["file", "status", "notes"], inputs)
                 + "</section>")
-    script = SCRIPT
+    script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
     head = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<title>EconArena report</title><style>" + STYLE + "</style></head><body>")
+            "<title>EconArena report</title><style>" + asset("report.css") + "</style></head><body>")
     data = ['<script type="application/json" id="data">{"logs":[']
     for i, log in enumerate(logs):
         data += [",", log] if i else [log]
@@ -392,413 +403,3 @@ def write(result: Mapping[str, Any], out: Path, browser: tuple[list[str], dict[s
 def rule_break_counts(rb: Mapping[str, Any]) -> dict[str, dict[str, dict[str, int]]]:
     """{player: {column: {seats, kind: n}}} for report.json and report.md."""
     return {p: {col: dict(c) for col, c in cols.items()} for p, cols in rb["counts"].items()}
-
-
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1500px;
-padding:12px 24px;color:#1d1d1f;background:#fff}
-h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
-h3{font-size:15px;margin:18px 0 6px}
-nav a{margin-right:14px}.lead{color:#333}.warn{background:#fff3cd;border:1px solid #e0c66c;padding:6px 10px}
-.note{color:#666}
-table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
-th,td{border:1px solid #d8d8d8;padding:3px 7px;text-align:left;vertical-align:top}
-thead th{background:#f1f3f6;position:sticky;top:0}
-table.sortable thead th{cursor:pointer;user-select:none}
-table.sortable thead th[aria-sort=ascending]::after{content:" \\25B2"}
-table.sortable thead th[aria-sort=descending]::after{content:" \\25BC"}
-tfoot td{color:#666;font-style:italic;background:#fafafa}
-table.metric td{white-space:nowrap;font-variant-numeric:tabular-nums}table.metric td:first-child{font-weight:600}
-.picker{margin:8px 0;display:flex;gap:14px;flex-wrap:wrap}select{font-size:13px;max-width:420px}
-#sb-info{margin:4px 0 8px;color:#333}
-table.grid td{padding:0}table.grid th{font-size:12px}table.grid th .who{font-weight:400;color:#555;display:block}
-table.grid td.run{padding:3px 7px;font-weight:600}table.grid td.out{padding:3px 7px;font-size:12px}
-button.cell{display:block;width:100%;min-width:118px;text-align:left;border:0;background:#fff;padding:3px 6px;
-font:12px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;cursor:pointer}
-button.cell:hover{background:#eef4ff}button.cell.sel{outline:2px solid #1f6feb;background:#e3edff}
-button.cell.bad{background:#fdecea}button.cell.bad.sel{background:#f9d5d1}
-button.cell.me{border-left:4px solid #1f6feb}button.cell.won{background:#eaf7ee}
-button.cell.won.sel{background:#d4f0dc}.legend{font-size:12px;color:#555;margin:4px 0}
-.legend span{display:inline-block;padding:0 6px;margin-right:10px}
-button.cell .a{font-weight:700;font-size:13px}button.cell .k{color:#b42318;font-weight:600}
-button.cell .ok{color:#1a7f37}button.cell .d{color:#555}
-#sb-detail{margin-top:10px}
-.detail{border:1px solid #ccd;border-radius:6px;padding:8px 12px;background:#fbfbfd}
-.detail dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:4px 0}
-.detail dt{color:#555}.detail dd{margin:0}
-.fields{display:grid;grid-template-columns:110px auto;gap:4px 10px;margin:8px 0}
-.fields .name{font-weight:700;color:#333}.fields .val{white-space:pre-wrap;word-break:break-word;
-background:#fff;border:1px solid #e3e3e3;padding:3px 6px}
-pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px solid #e1e4e8;padding:8px;
-max-height:420px;overflow:auto;font-size:12px}
-.kind{color:#b42318;font-weight:700}.example{margin:6px 0 12px}
-.plots{display:flex;flex-wrap:wrap;gap:10px}.plots figure{margin:0}.plots img{max-width:720px;width:100%;
-border:1px solid #eee}figcaption{font-size:12px;color:#555}
-code{background:#f2f2f2;padding:0 3px}
-"""
-
-SCRIPT = r"""
-(function () {
-  "use strict";
-  var D = JSON.parse(document.getElementById("data").textContent);
-  var S = D.strings;
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = text;
-    return e;
-  }
-  // control characters and bidirectional overrides shown as visible marks, never interpreted
-  function visible(s) {
-    if (s === null || s === undefined) return "";
-    return String(s).replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, function (c) {
-      var n = c.charCodeAt(0);
-      return String.fromCharCode(n === 127 ? 0x2421 : 0x2400 + n);
-    }).replace(/[\u202A-\u202E\u2066-\u2069]/g, function (c) {
-      return "<U+" + c.charCodeAt(0).toString(16).toUpperCase() + ">";
-    });
-  }
-  function num(x) {
-    if (x === null || x === undefined) return "-";
-    if (typeof x !== "number") return String(x);
-    return String(Number(x.toFixed(3)));
-  }
-
-  // ---- sortable tables ----
-  function sortBy(table, col, th) {
-    var body = table.tBodies[0];
-    var asc = th.getAttribute("aria-sort") !== "ascending";
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-    var rows = Array.prototype.slice.call(body.rows);
-    function key(r) {
-      var c = r.cells[col];
-      var v = c ? c.getAttribute("data-v") : null;
-      if (v === null || v === "") return null;
-      var f = Number(v);
-      return isNaN(f) ? v.toLowerCase() : f;
-    }
-    rows.sort(function (a, b) {
-      var x = key(a), y = key(b);
-      if (x === null && y === null) return 0;
-      if (x === null) return 1;
-      if (y === null) return -1;
-      if (x < y) return asc ? -1 : 1;
-      if (x > y) return asc ? 1 : -1;
-      return 0;
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
-  }
-  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (t) {
-    Array.prototype.forEach.call(t.tHead.rows[0].cells, function (th, i) {
-      th.addEventListener("click", function () { sortBy(t, i, th); });
-      th.addEventListener("keydown", function (e) { if (e.key === "Enter") sortBy(t, i, th); });
-    });
-  });
-
-  // ---- session browser ----
-  var colSel = document.getElementById("sb-col"), playerSel = document.getElementById("sb-player"),
-      sessSel = document.getElementById("sb-session"), info = document.getElementById("sb-info"),
-      grid = document.getElementById("sb-grid"), detail = document.getElementById("sb-detail");
-  var columns = [];
-  D.logs.forEach(function (L, i) {
-    if (columns.indexOf(L.col) < 0) columns.push(L.col);
-  });
-  columns.sort();
-  function rowsOf(col) {  // [{player, log}] of a column
-    var out = [];
-    D.logs.forEach(function (L, i) {
-      if (L.col === col) L.rows.forEach(function (p) { out.push({player: p, log: i}); });
-    });
-    out.sort(function (a, b) { return a.player < b.player ? -1 : a.player > b.player ? 1 : 0; });
-    return out;
-  }
-  function fill(sel, items) {
-    while (sel.firstChild) sel.removeChild(sel.firstChild);
-    items.forEach(function (it) {
-      var o = el("option", null, it.label);
-      o.value = it.value;
-      sel.appendChild(o);
-    });
-  }
-  var state = {log: null, player: null, session: null, run: null, seat: null};
-  function currentLog() { return D.logs[state.log]; }
-  function sessionOf(L, s) {
-    for (var i = 0; i < L.sessions.length; i++) if (L.sessions[i].s === s) return L.sessions[i];
-    return null;
-  }
-  function setHash() {
-    var L = currentLog();
-    if (!L) return;
-    var h = "col=" + encodeURIComponent(L.col) + "&player=" + encodeURIComponent(state.player) +
-      "&session=" + state.session;
-    if (state.run !== null) h += "&run=" + (state.run + 1) + "&seat=" + state.seat;
-    if (window.history && history.replaceState) history.replaceState(null, "", "#" + h);
-  }
-  function chooseColumn(col, player, session) {
-    var rows = rowsOf(col);
-    fill(playerSel, rows.map(function (r, i) { return {label: r.player, value: String(i)}; }));
-    var pick = 0;
-    rows.forEach(function (r, i) { if (r.player === player) pick = i; });
-    playerSel.value = String(pick);
-    colSel.value = col;
-    choosePlayer(rows[pick], session);
-  }
-  function choosePlayer(row, session) {
-    state.log = row.log;
-    state.player = row.player;
-    var L = currentLog();
-    fill(sessSel, L.sessions.map(function (s) {
-      var tag = s.errored ? "errored" : ("EAS " + num(s.eas[row.player]));
-      return {label: "session " + s.s + " (" + tag + (s.t ? ", with replies" : "") + ")", value: String(s.s)};
-    }));
-    var target = null;
-    L.sessions.forEach(function (s) { if (s.s === session) target = s.s; });
-    if (target === null) {
-      L.sessions.forEach(function (s) { if (target === null && s.t) target = s.s; });
-    }
-    if (target === null && L.sessions.length) target = L.sessions[0].s;
-    sessSel.value = String(target);
-    chooseSession(target);
-  }
-  function chooseSession(s) {
-    state.session = s;
-    state.run = null;
-    state.seat = null;
-    drawGrid();
-    drawDetail();
-    setHash();
-  }
-  function seatLabel(L, p) { return L.players[p]; }
-  function drawGrid() {
-    var L = currentLog(), S0 = sessionOf(L, state.session);
-    while (grid.firstChild) grid.removeChild(grid.firstChild);
-    while (info.firstChild) info.removeChild(info.firstChild);
-    if (!S0) return;
-    var params = Object.keys(S0.p).map(function (k) { return k + " " + num(S0.p[k]); }).join(", ");
-    info.appendChild(el("div", null, L.col + " · " + L.file + (L.finished ? "" : " (partial)") + " · session " +
-      S0.s + (params ? " · " + params : "") + " · evaluated: " + L.rows.join(", ")));
-    if (L.command) info.appendChild(el("div", "note", "command: " + L.command));
-    if (S0.errored) info.appendChild(el("div", "warn", "errored session: " + (S0.err || "no error text") +
-      " (runs after the error are missing; their seats gave no answer)"));
-    if (!S0.t) info.appendChild(el("div", "note", "Replies of this session are not embedded: write the report " +
-      "with --transcripts all to see them. Its moves are below."));
-    var seats = [], who = {};
-    S0.runs.forEach(function (r) {
-      r[3].forEach(function (c) {
-        if (seats.indexOf(c[0]) < 0) seats.push(c[0]);
-        who[c[0]] = who[c[0]] || {};
-        who[c[0]][seatLabel(L, c[1])] = 1;
-      });
-    });
-    seats.sort(function (a, b) { return a - b; });
-    var t = el("table", "grid"), head = el("tr");
-    head.appendChild(el("th", null, "run"));
-    head.appendChild(el("th", null, L.outcome));
-    head.appendChild(el("th", null, "winners"));
-    seats.forEach(function (s) {
-      var th = el("th", null, "seat " + s);
-      th.appendChild(el("span", "who", Object.keys(who[s]).join(" / ")));
-      head.appendChild(th);
-    });
-    var thead = el("thead");
-    thead.appendChild(head);
-    t.appendChild(thead);
-    var tb = el("tbody");
-    S0.runs.forEach(function (r) {
-      var tr = el("tr");
-      tr.appendChild(el("td", "run", String(r[0] + 1)));
-      tr.appendChild(el("td", "out", num(r[1])));
-      tr.appendChild(el("td", "out", r[2].length ? r[2].join(", ") : "none"));
-      var bySeat = {};
-      r[3].forEach(function (c) { bySeat[c[0]] = c; });
-      seats.forEach(function (s) {
-        var td = el("td"), c = bySeat[s];
-        if (c) {
-          var won = r[2].indexOf(s) >= 0;
-          var b = el("button", "cell" + (c[3] ? "" : " bad") + (won ? " won" : "") +
-            (seatLabel(L, c[1]) === state.player ? " me" : ""));
-          b.type = "button";
-          b.setAttribute("data-run", String(r[0] + 1));
-          b.setAttribute("data-seat", String(s));
-          b.setAttribute("data-player", seatLabel(L, c[1]));
-          b.appendChild(el("span", "a", num(c[2])));
-          b.appendChild(document.createTextNode(" "));
-          b.appendChild(c[3] ? el("span", "ok", won ? "valid, won" : "valid") : el("span", "k", c[7] || "rule break"));
-          b.appendChild(el("br"));
-          b.appendChild(el("span", "d", "payoff " + num(c[4]) + " · NE " + num(c[5]) +
-            (c[6] !== null ? " · v " + num(c[6]) : "")));
-          if (L.players.length > 1 && Object.keys(who[s]).length > 1) {
-            b.appendChild(el("br"));
-            b.appendChild(el("span", "d", seatLabel(L, c[1])));
-          }
-          b.addEventListener("click", function () { chooseCell(r[0], s); });
-          td.appendChild(b);
-        }
-        tr.appendChild(td);
-      });
-      tb.appendChild(tr);
-    });
-    t.appendChild(tb);
-    var legend = el("div", "legend");
-    legend.appendChild(el("span", null, "cell: " + L.action + ", valid or the kind of rule break; payoff; NE = the " +
-      "equilibrium action" + (L.outcome === "price" ? "; v = the seat's private value" : "")));
-    var me = el("span", null, state.player + "'s seats");
-    me.style.borderLeft = "4px solid #1f6feb";
-    legend.appendChild(me);
-    var won = el("span", null, "won the run");
-    won.style.background = "#eaf7ee";
-    legend.appendChild(won);
-    var bad = el("span", null, "rule break");
-    bad.style.background = "#fdecea";
-    legend.appendChild(bad);
-    grid.appendChild(legend);
-    grid.appendChild(t);
-    var done = S0.runs.length;
-    if (S0.errored) grid.appendChild(el("p", "note", done + " run(s) finished before the error."));
-  }
-  function chooseCell(run, seat) {
-    state.run = run;
-    state.seat = seat;
-    Array.prototype.forEach.call(grid.querySelectorAll("button.cell"), function (b) {
-      var on = Number(b.getAttribute("data-run")) === run + 1 && Number(b.getAttribute("data-seat")) === seat;
-      b.className = b.className.replace(/ sel/g, "") + (on ? " sel" : "");
-    });
-    drawDetail();
-    setHash();
-  }
-  function promptText(msgs) {
-    return msgs.map(function (m) {
-      return (m[0] ? m[0] + ":\n" : "") + m[1].map(function (i) { return S[i]; }).join("\n");
-    }).join("\n\n");
-  }
-  function drawDetail() {
-    while (detail.firstChild) detail.removeChild(detail.firstChild);
-    var L = currentLog(), S0 = sessionOf(L, state.session);
-    if (!S0 || state.run === null) {
-      detail.appendChild(el("p", "note", "Click a cell for that seat's prompt and reply."));
-      return;
-    }
-    var cell = null;
-    S0.runs.forEach(function (r) {
-      if (r[0] === state.run) r[3].forEach(function (c) { if (c[0] === state.seat) cell = c; });
-    });
-    var box = el("div", "detail");
-    box.id = "sb-cell";
-    var player = cell ? seatLabel(L, cell[1]) : "?";
-    box.appendChild(el("h3", null, "Session " + S0.s + " · run " + (state.run + 1) + " · seat " + state.seat +
-      " · " + player));
-    var dl = el("dl");
-    function row(k, v, cls) { dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", cls || null, v)); }
-    var call = L.calls[S0.s + ":" + state.run + ":" + state.seat];
-    if (cell) {
-      row(L.action, num(cell[2]));
-      row("valid", cell[3] ? "yes" : "no: rule break", cell[3] ? null : "kind");
-      if (!cell[3]) row("rule break", cell[7] || "rule break", "kind");
-      row("payoff", num(cell[4]));
-      row("NE action", num(cell[5]));
-      if (cell[6] !== null) row("private value", num(cell[6]));
-    }
-    if (call && call[2]) row("finish_reason", call[2]);
-    box.appendChild(dl);
-    if (!S0.t) {
-      box.appendChild(el("p", "note", "This session's replies are not embedded (econarena-report --transcripts)."));
-    } else if (!call) {
-      box.appendChild(el("p", "note", "No reply on record for this seat: the call failed, or its completion " +
-        "function records no sampling event."));
-    } else {
-      var f = call[3], fields = el("div", "fields");
-      ["understanding", "choice", "reason"].forEach(function (k) {
-        fields.appendChild(el("div", "name", k));
-        var v = el("div", "val", f[k] !== undefined ? visible(S[f[k]]) : "(none: no JSON object with a choice)");
-        v.setAttribute("data-field", k);
-        fields.appendChild(v);
-      });
-      box.appendChild(fields);
-      box.appendChild(el("h4", null, "Reply"));
-      var rep = el("pre", "reply", call[1] === null ? "(no reply)" : visible(call[1]));
-      rep.id = "sb-reply";
-      box.appendChild(rep);
-      if (call[4]) box.appendChild(el("p", "note", call[4] + " more characters in the log."));
-      box.appendChild(el("h4", null, "Prompt"));
-      var pr = el("pre", "prompt", visible(promptText(call[0])));
-      pr.id = "sb-prompt";
-      box.appendChild(pr);
-    }
-    detail.appendChild(box);
-  }
-  fill(colSel, columns.map(function (c) { return {label: c, value: c}; }));
-  colSel.addEventListener("change", function () { chooseColumn(colSel.value, state.player, null); });
-  playerSel.addEventListener("change", function () {
-    choosePlayer(rowsOf(colSel.value)[Number(playerSel.value)], state.session);
-  });
-  sessSel.addEventListener("change", function () { chooseSession(Number(sessSel.value)); });
-
-  // ---- rule-break examples ----
-  var ex = document.getElementById("rb-examples");
-  while (ex.firstChild) ex.removeChild(ex.firstChild);
-  var anyExample = false;
-  Object.keys(D.rb.examples).sort().forEach(function (p) {
-    var byKind = D.rb.examples[p];
-    D.kinds.forEach(function (k) {
-      var items = byKind[k];
-      if (!items || !items.length) return;
-      anyExample = true;
-      var box = el("div", "example");
-      var h = el("div");
-      h.appendChild(el("strong", null, p));
-      h.appendChild(document.createTextNode(" · "));
-      h.appendChild(el("span", "kind", k));
-      box.appendChild(h);
-      items.forEach(function (it) {
-        var L = D.logs[it.log];
-        var where = it.col + ", session " + it.session + ", run " + (it.run + 1) + ", seat " + it.seat +
-          " (valid range " + num(it.range[0]) + " to " + num(it.range[1]) + ")" +
-          (it.finish_reason ? ", finish_reason " + it.finish_reason : "");
-        var line = el("div", "note", where + " ");
-        var sess = sessionOf(L, it.session);
-        if (sess && sess.t) {
-          var go = el("button", null, "show in the session browser");
-          go.type = "button";
-          go.addEventListener("click", function () {
-            chooseColumn(L.col, p, it.session);
-            chooseCell(it.run, it.seat);
-            document.getElementById("browser").scrollIntoView();
-          });
-          line.appendChild(go);
-        }
-        box.appendChild(line);
-        box.appendChild(el("pre", "reply", it.reply ? visible(it.reply) : "(no reply on record)"));
-        if (it.cut) box.appendChild(el("p", "note", it.cut + " more characters in the log."));
-      });
-      ex.appendChild(box);
-    });
-  });
-  if (!anyExample) ex.appendChild(el("p", "note", "No rule breaks."));
-
-  // ---- start: from the address (#col=...&player=...&session=...&run=...&seat=...) or the first log ----
-  var want = {};
-  (location.hash || "").replace(/^#/, "").split("&").forEach(function (kv) {
-    var i = kv.indexOf("=");
-    if (i > 0) {
-      try { want[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); } catch (e) { /* ignore */ }
-    }
-  });
-  if (want.view === "sessions") {  // the session browser alone: a page to link to, or to picture
-    Array.prototype.forEach.call(document.querySelectorAll("section.part"), function (s) {
-      if (s.id !== "sessions") s.style.display = "none";
-    });
-  }
-  if (columns.length) {
-    var col = columns.indexOf(want.col) >= 0 ? want.col : columns[0];
-    chooseColumn(col, want.player || null, want.session !== undefined ? Number(want.session) : null);
-    if (want.run !== undefined && want.seat !== undefined) {
-      chooseCell(Number(want.run) - 1, Number(want.seat));
-      if (want.view !== "sessions") document.getElementById("browser").scrollIntoView();
-    }
-  } else {
-    grid.appendChild(el("p", "note", "No sessions."));
-  }
-  document.body.setAttribute("data-ready", "1");
-})();
-"""

@@ -1,6 +1,7 @@
 """The eval's args, grouped by what they shape, each declared once with its default.
 
-* the cell (``sessions.CellConfig``): the game and its parameters;
+* the cell (``sessions.CellConfig``): the game, what every game shares, and the game's ``Params``
+  (``CellArgs`` below lists them all, each game's own included, for the eval's arg check and the docs);
 * the sampling (``Sampling`` below): what every request asks the model for;
 * the call policy (``calls.CallPolicy``): how calls are made; never part of a condition.
 
@@ -18,7 +19,7 @@ from typing import Any, Mapping, Optional
 
 from ..calls.engine import CallPolicy
 from ..core.sessions import CellConfig
-from ..games import check_cell
+from ..games import cell, check_cell, param_fields
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,13 @@ class Sampling:
         return {k: v for k, v in (("temperature", self.temperature), ("max_tokens", self.max_tokens)) if v is not None}
 
 
-GROUPS = {"cell": CellConfig, "sampling": Sampling, "policy": CallPolicy}
+# Every cell arg, the games' own after the shared ones: the arg names an eval takes and their types.
+CellArgs = dataclasses.make_dataclass(
+    "CellArgs", [(f.name, f.type, dataclasses.field(default=f.default, metadata=f.metadata))
+                 for f in [f for f in dataclasses.fields(CellConfig) if f.name != "params"] + param_fields()],
+    frozen=True)
+
+GROUPS = {"cell": CellArgs, "sampling": Sampling, "policy": CallPolicy}
 OTHER_ARGS = {"opponents": None, "resume_from": None}  # seating; and where to resume from (not a condition)
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
 
@@ -84,8 +91,9 @@ def build(group: str, args: Mapping[str, Any]) -> Any:
     given = {k: _value(k, v, kinds[k]) for k, v in args.items() if k in kinds}
     if group == "policy" and "max_concurrency" not in given and os.environ.get(ENV_MAX_CONCURRENCY):
         given["max_concurrency"] = _value(ENV_MAX_CONCURRENCY, os.environ[ENV_MAX_CONCURRENCY], "int")
-    built = cls(**given)
-    return check_cell(built) if group == "cell" else built
+    if group == "cell":
+        return check_cell(cell(given))
+    return cls(**given)
 
 
 def settings(args: Mapping[str, Any]) -> dict[str, Any]:

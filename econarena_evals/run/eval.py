@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import logging
-import math
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -92,7 +91,7 @@ EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
 
 
 class EconArena(evals.Eval):
-    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``CellConfig``,
+    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``config.CellArgs``,
     ``Sampling`` and ``CallPolicy`` (``config``), plus ``opponents`` and ``resume_from``."""
 
     def __init__(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any):
@@ -422,18 +421,8 @@ class EconArena(evals.Eval):
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:
         return self.game.event_params(self.cell, session, run)
 
-    @staticmethod
-    def _past_run(outcome: RunOutcome, run: int) -> PastRun:
-        actions = tuple(s.action if s.valid else None for s in outcome.seats)
-        valid = [a for a in actions if a is not None]
-        return PastRun(
-            run=run + 1,
-            actions=actions,
-            winners=outcome.winners,
-            average=math.fsum(valid) / len(valid) if valid else None,
-            target=outcome.target,
-            price=outcome.price,
-        )
+    def _past_run(self, outcome: RunOutcome, run: int) -> PastRun:
+        return self.game.past_run(outcome, run)
 
     def _record_session(self, state: _SessionState, result: SessionResult) -> None:
         data: dict[str, Any] = {"cell": self.cell_name, "session": state.session.index,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from ..core.sessions import CellConfig
-from ..games import check_cell, draw_session
+from ..games import cell as game_cell
+from ..games import check_cell, draw_fields, draw_session
 
 SEED = 1735  # arXiv:2401.01735
 SESSIONS = {"dev": 20, "test": 100}
@@ -43,19 +43,14 @@ def cell_specs(registry: Path) -> dict[tuple[str, str], dict]:
     return specs
 
 
-DRAW_FIELDS = ("game", "runs", "seats", "c_bar_min", "c_bar_max", "value_mean", "value_sd", "value_min",
-               "value_max")
-
-
 def samples_files(registry: Path) -> dict[str, tuple[str, dict]]:
     """samples_jsonl -> (split, args), checking that cells sharing a file agree on the draw."""
     files: dict[str, tuple[str, dict]] = {}
     for (cell, split), args in sorted(cell_specs(registry).items()):
         path = args["samples_jsonl"]
         if path in files:
-            other = CellConfig.from_args(files[path][1])
-            mine = CellConfig.from_args(args)
-            diff = [f for f in DRAW_FIELDS if getattr(other, f) != getattr(mine, f)]
+            other, mine = draw_fields(game_cell(files[path][1])), draw_fields(game_cell(args))
+            diff = [f for f in sorted(set(other) | set(mine)) if other.get(f) != mine.get(f)]
             if diff:
                 raise SystemExit(f"{cell}.{split} shares {path} but differs in {diff}")
             continue
@@ -64,7 +59,7 @@ def samples_files(registry: Path) -> dict[str, tuple[str, dict]]:
 
 
 def render(path: str, split: str, args: dict) -> str:
-    config = check_cell(CellConfig.from_args(args))
+    config = check_cell(game_cell(args))
     name = Path(path).name[: -len(f"_{split}.jsonl")]
     rng = random.Random(f"{SEED}:{name}:{split}")
     lines = [json.dumps(draw_session(rng, i, config).to_sample()) for i in range(SESSIONS[split])]

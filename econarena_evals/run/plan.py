@@ -26,6 +26,7 @@ import yaml
 from ..core.argvalues import packaged_registries
 from ..core.prompts import PastRun, prompt_text
 from ..core.sessions import CellConfig, Session, history_window
+from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
 from .evalset import members
@@ -105,9 +106,7 @@ def _typical_past(cell: CellConfig, session: Session, run: int) -> list[PastRun]
     past = []
     for r in history_window(run, cell.history_runs):
         _, hi = game.action_range(game.event_params(cell, session, r))
-        action = round(hi / 3, 2)
-        past.append(PastRun(run=r + 1, actions=(action,) * cell.seats, winners=(1,), average=action,
-                            target=round(action * 2 / 3, 2), price=action))
+        past.append(game.typical_past_run(r, cell.seats, round(hi / 3, 2)))
     return past
 
 
@@ -155,13 +154,10 @@ def eval_args(name: str, roots: Optional[Sequence[Path]] = None) -> tuple[str, d
     return name, dict(entry["args"]), roots[0] / "data"
 
 
-CELL_FIELDS = set(CellConfig.__dataclass_fields__)
-
-
 def estimate_eval(name: str, model: Optional[str], max_samples: Optional[int] = None,
                   max_tokens: Optional[int] = None) -> tuple[str, Estimate]:
     full, args, data = eval_args(name)
-    cell = check_cell(CellConfig(**{k: v for k, v in args.items() if k in CELL_FIELDS}))
+    cell = check_cell(game_cell(args))
     lines = (data / args["samples_jsonl"]).read_text(encoding="utf-8").splitlines()
     samples = [json.loads(line) for line in lines if line.strip()][: max_samples or None]
     sessions = [session_from_sample(s, cell) for s in samples]
