@@ -14,11 +14,12 @@ CUTOFF = 0.6
 
 
 def closest(name: str, known: Iterable[str], n: int = 3, cutoff: float = CUTOFF) -> list[str]:
-    """Up to ``n`` of ``known`` most like ``name``, best first; none below ``cutoff``."""
+    """Up to ``n`` of ``known`` most like ``name``, best first; none below ``cutoff``, nor ``name``
+    itself (a name known in another role, a request option given where only args go, is no typo)."""
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(str(name).lower())
     scored = []
-    for order, candidate in enumerate(dict.fromkeys(known)):
+    for order, candidate in enumerate(c for c in dict.fromkeys(known) if c != name):
         matcher.set_seq1(str(candidate).lower())
         # the cheap upper bounds first, as get_close_matches does: a registry holds ~1,500 evals
         if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:

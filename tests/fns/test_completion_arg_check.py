@@ -103,3 +103,4 @@ def test_closest_names_rank_by_likeness_and_keep_the_known_order_on_ties():
     assert closest("Temprature", ["top_p", "temperature"]) == ["temperature"]  # case aside
     assert closest("zzzz", cells) == []
     assert with_closest(["seeed", "zzzz"], ["seed", "stop"]) == "seeed (closest: seed), zzzz"
+    assert closest("seed", ["seed", "seeds"]) == ["seeds"]  # never itself
