@@ -71,7 +71,7 @@ def main() -> None:
 
 def paired_batch() -> None:
     """The paired comparisons of a full report in one batch: 28 pairs x 6 metrics x 13 columns,
-    100 sessions each, 2,000 resamples (tests/test_paired.py checks the same batch's figures)."""
+    100 sessions each, 2,000 resamples (tests/score/test_paired.py checks the same batch's figures)."""
     import numpy as np
 
     sys.path.insert(0, str(ROOT))

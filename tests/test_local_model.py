@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_report_html import browse, fragment
+from browser import browse, fragment
 
 from econarena_evals.log.evallog import read_log
 

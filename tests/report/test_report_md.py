@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser import browse
 from markdown_it import MarkdownIt
-from test_report_html import browse
 
 from conftest import REGISTRY, base_env, cli, run_cli
 
