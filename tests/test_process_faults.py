@@ -139,7 +139,7 @@ def said(proc: subprocess.CompletedProcess) -> list[str]:
     ("econarena/chat:gpt-4", "request_timeout_s=0", "request_timeout_s must be a number above 0, got '0'"),
     ("econarena/chat:gpt-4", "request_timeout_s=-1", "request_timeout_s must be a number above 0, got '-1'"),
     ("econarena/chat:gpt-4", "reasoning_effort=huge", "reasoning_effort must be one of"),  # chat's own ValueError
-    ("gpt-4", "temperature=0.5", "gpt-4 does not take that completion arg"),  # evals' fn: extra_options only
+    ("gpt-4", "temperature=0.5", "gpt-4 does not take the completion arg temperature; it takes"),  # evals' fn: extra_options only
 ])
 def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, arg, message, model_env, server,
                                                                          tmp_path):

@@ -10,7 +10,9 @@ instead of ``max_tokens``, and an optional ``reasoning_effort``.
 Configure with ``--completion_args model=NAME[,api_base=URL][,reasoning_effort=low]`` or the
 environment (``ECONARENA_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); or name the
 model in the completion fn itself: ``econarena/chat:NAME`` (see ``econarena_evals_hook``). Any
-other completion arg goes into the request body as it is; a JSON object or array given as a string
+other completion arg goes into the request as it is, if the openai client's ``create()`` takes it
+(the eval refuses one it does not before the first call: ``endpoints.check_args``, whose closest
+names come from this fn's own args and ``create()``'s); a JSON object or array given as a string
 (``response_format={"type":"json_object"}``, or ``@file.json``) is sent as that object, and
 ``extra_headers`` as HTTP headers (docs/configuration.md, "Completion args").
 """

@@ -2,16 +2,20 @@
 
 evals splits ``--completion_args`` on every comma and then on ``=``, so a value arrives as text;
 ``decode_value`` reads JSON and ``@file.json`` out of it, ``check_values`` holds each numeric arg to
-its domain, and ``command_completion_args`` reads them back from an old log's command line. Which
-of them make a condition, and who played, is ``identity``'s.
+its domain, ``unknown_args`` names those a fn or the openai client would refuse on every call (by
+their signatures, read with ``inspect``), and ``command_completion_args`` reads them back from an
+old log's command line. Which of them make a condition, and who played, is ``identity``'s.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import shlex
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from ..core.closest import with_closest
 
 
 def decode_value(value: Any) -> Any:
@@ -86,6 +90,55 @@ def check_values(args: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"completion arg {name} must be {_domain(low, high, integer, above)}, got {value!r}")
         out[name] = int(number) if integer else number
     return out
+
+
+def keyword_names(func: Callable[..., Any], named_only: bool = False) -> Optional[frozenset[str]]:
+    """The args ``func`` takes by name, from its signature (``self`` and ``registry``, which evals
+    passes itself, left out); None if it takes any name (``**kwargs``) or shows no signature.
+    ``named_only``: its named args even if it has ``**kwargs`` (for a fn known to drop the rest)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if not named_only and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in params if p.kind in named) - {"self", "registry"}
+
+
+def request_options(route: str) -> Optional[frozenset[str]]:
+    """What the openai client's ``create()`` takes for ``route`` ("chat": ``chat.completions``,
+    "completions": the legacy ``completions``), as the installed client declares it: a newer
+    client's new options are known without a list kept here. ``extra_body``, ``extra_headers`` and
+    ``extra_query`` are among them: what the client does not know goes to the server in those."""
+    if route == "chat":
+        from openai.resources.chat import Completions
+    else:
+        from openai.resources.completions import Completions
+    return keyword_names(Completions.create)
+
+
+def unknown_args(given: Iterable[str], takes: Optional[Iterable[str]], known: Iterable[str] = ()) -> str:
+    """The args of ``given`` that ``takes`` lacks, each with its closest names among ``takes`` and
+    ``known`` (``temprature (closest: temperature)``); "" if none (or ``takes`` is None: anything goes)."""
+    if takes is None:
+        return ""
+    takes = frozenset(takes)
+    unknown = sorted(set(given) - takes)
+    return with_closest(unknown, sorted(takes | frozenset(known))) if unknown else ""
+
+
+def evals_fn_refusal(name: str, cls: Any, route: str, given: Iterable[str]) -> str:
+    """Why evals' own OpenAI fn ``cls`` (made for ``name``) cannot take completion args ``given``;
+    "" if it takes them all. Its constructor takes a few args and drops or refuses any other
+    (``OpenAICompletionFn`` drops them into ``**kwargs``, ``OpenAIChatCompletionFn`` raises), so
+    ``temperature=0`` is never sent: request options go inside ``extra_options``."""
+    own = keyword_names(cls.__init__, named_only=True) or frozenset()
+    line = unknown_args(given, own, request_options(route))
+    if not line:
+        return ""
+    return (f"completion fn {name} does not take the completion arg {line}; it takes {', '.join(sorted(own))}, "
+            "and request options only inside extra_options (extra_options=@file.json)")
 
 
 def command_completion_args(command: str) -> dict[str, Any]:

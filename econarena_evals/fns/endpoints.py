@@ -24,7 +24,7 @@ from evals.record import record_sampling
 
 from ..calls.engine import observe_response_headers
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
-from .completion_args import check_values
+from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
 
 SeatFn = Callable[..., CompletionResult]
 
@@ -58,19 +58,67 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
     return call
 
 
+# What the client's create() takes that a fn sets itself on every request: the same name as a
+# completion arg would replace the prompt, or clash with the fn's own keyword (a TypeError per call).
+_SENT_BY_THE_FN = {"chat": frozenset({"model", "messages"}), "completions": frozenset({"model", "prompt"})}
+# Where a field only the server knows goes (vLLM's top_k, llama.cpp's min_p): the client sends it as it is.
+_EXTRA_BODY_HINT = "a field only your server knows goes in extra_body (extra_body=@file.json)"
+
+
+_CREATE = {"chat": "chat.completions.create()", "completions": "completions.create()"}
+
+
+def _route(keyword: str) -> str:
+    return "chat" if keyword == "messages" else "completions"
+
+
 def check_args(fn: CompletionFn) -> None:
-    """Refuse (ValueError), before any call, what evals' own fns would send on every request and
-    the endpoint would refuse every time: ``extra_options`` that is no object, or holds a number
-    outside its domain (``temperature=nan``, ``max_tokens=0``). econarena/chat checks its own."""
-    if _EVALS_FNS.get(type(fn).__call__) is None:
+    """Refuse (ValueError), before any call, what a fn would send on every request and the client
+    or the endpoint would refuse every time: a completion arg neither econarena/chat nor the openai
+    client's ``create()`` takes (a typo: ``temprature=0``), named with the closest known names;
+    evals' own fns' args they drop, and an ``extra_options`` that is no object or holds an option
+    ``create()`` does not take or a number outside its domain (``temperature=nan``, ``max_tokens=0``).
+    econarena/chat checks its numbers itself; any other fn is its own judge."""
+    if isinstance(fn, ChatCompletionFn):
+        _check_chat(fn)
         return
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)
+    if evals_fn is None:
+        return
+    route = _route(evals_fn[3])
+    if type(fn) in (evals_openai.OpenAIChatCompletionFn, evals_openai.OpenAICompletionFn):
+        refusal = evals_fn_refusal(str(fn.model), type(fn), route, getattr(fn, "econarena_completion_args", None) or {})
+        if refusal:  # OpenAICompletionFn drops what its constructor does not name: never sent, silently
+            raise ValueError(refusal)
     options = getattr(fn, "extra_options", None)
     if options is None:
         return
     if not isinstance(options, dict):
         raise ValueError(f"completion arg extra_options must be a JSON object (extra_options=@file.json), "
                          f"got {options!r}")
+    takes = request_options(route)
+    line = unknown_args(options, None if takes is None else takes - _SENT_BY_THE_FN[route])
+    if line:
+        raise ValueError(f"unknown request option {line} in extra_options: neither {fn.model} nor the openai "
+                         f"client's {_CREATE[route]} takes it; {_EXTRA_BODY_HINT}")
     fn.extra_options = check_values(options)
+
+
+def _check_chat(fn: ChatCompletionFn) -> None:
+    """econarena/chat sends every completion arg it does not take itself into ``create()``."""
+    if type(fn).request is not ChatCompletionFn.request or type(fn)._create is not ChatCompletionFn._create:
+        return  # a subclass that builds its own request knows what it sends
+    options = fn.extra_options
+    if "messages" in options:
+        raise ValueError("completion arg messages: econarena/chat sends the eval's prompt as messages")
+    for name in ("extra_body", "extra_query"):
+        if options.get(name) is not None and not isinstance(options[name], dict):
+            raise ValueError(f"completion arg {name} must be a JSON object ({name}=@file.json), got {options[name]!r}")
+    takes = request_options("chat")
+    line = unknown_args(options, takes, keyword_names(ChatCompletionFn.__init__, named_only=True) or ())
+    if line:
+        raise ValueError(f"unknown completion arg {line}: neither econarena/chat nor the openai client's "
+                         f"{_CREATE['chat']} takes it; {_EXTRA_BODY_HINT}")
 
 
 def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:

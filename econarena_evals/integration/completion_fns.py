@@ -10,7 +10,8 @@
 * secrets in ``sys.argv`` (secret completion args, a URL's user, password and query values, every
   ``extra_headers`` value) are masked before ``oaieval`` copies the command line into the log's
   run spec, which it does right after making the completion fns;
-* a bad completion arg is one line and exit status 2 under the CLI, before any call.
+* a bad completion arg is one line and exit status 2 under the CLI, before any call; an arg the
+  fn does not take is named with the closest names it does.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 from typing import Any
 
 from ..core.redact import redact_text
-from ..fns.completion_args import decode_args
+from ..fns.completion_args import decode_args, evals_fn_refusal, keyword_names, unknown_args
 from .status import refuse, under_cli
 
 CHAT_NAME = "econarena/chat"
@@ -40,8 +41,8 @@ def make_econarena_fns(registry_module: Any) -> None:
         except TypeError as exc:  # an arg the fn does not take (evals' gpt-4 and temperature=...)
             if "unexpected keyword argument" not in str(exc):
                 raise
-            _refuse_under_cli(ValueError(f"completion fn {name} does not take that completion arg ({exc}); evals' "
-                                         "own fns take request options as extra_options=@file.json"))
+            said = _not_taken(registry_module, self, name, kwargs)
+            _refuse_under_cli(ValueError(said or f"completion fn {name} does not take that completion arg ({exc})"))
             raise
         try:  # what the command line told this fn, for the eval's players event
             fn.econarena_completion_args = given
@@ -64,6 +65,21 @@ def make_econarena_fns(registry_module: Any) -> None:
 
     registry_cls.make_completion_fn = make_completion_fn
     registry_cls._econarena_fns = True
+
+
+def _not_taken(registry_module: Any, registry: Any, name: str, args: dict[str, Any]) -> str:
+    """Which of ``args`` the fn ``name`` does not take, with the closest names it does (and, for
+    evals' own OpenAI fns, that request options go inside ``extra_options``); "" if that cannot be
+    told from the signature of the class that refused them."""
+    try:
+        if registry_module.is_chat_model(name):
+            return evals_fn_refusal(name, registry_module.OpenAIChatCompletionFn, "chat", args)
+        spec = registry.get_completion_fn(name) if name in registry._completion_fns else None
+        cls = getattr(registry_module.make_object(spec.cls), "func", None) if spec else None
+        line = unknown_args(args, keyword_names(cls)) if cls is not None else ""
+    except Exception:  # noqa: BLE001 - the refusal must not fail: evals' own message is said instead
+        return ""
+    return f"completion fn {name} does not take the completion arg {line}" if line else ""
 
 
 def _refuse_under_cli(exc: Exception) -> None:

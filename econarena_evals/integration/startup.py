@@ -3,7 +3,8 @@
 The hook only finds the moment; everything it changes in evals is done from here, one concern a
 module: the exit status (``status``), httpx's and the recorder's log lines (``http_logs``), the log's
 lock (``log_file``), the placeholder key and evals' client (``client``), the registry paths
-(``registry``) and how ``econarena/...`` completion fns are made (``completion_fns``).
+(``registry``), how ``econarena/...`` completion fns are made (``completion_fns``) and a wrong eval
+or eval-set name (``names``).
 
 A failure here never breaks the import of evals: it is logged at debug level and kept in
 ``ERRORS``, which ``python -m econarena_evals.integration.doctor`` lists.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from . import client, completion_fns, http_logs, log_file, registry, status
+from . import client, completion_fns, http_logs, log_file, names, registry, status
 
 ERRORS: list[tuple[str, str]] = []  # (where, repr of the exception), for the doctor
 
@@ -44,6 +45,7 @@ def patch(module: Any) -> None:
         ("replacing evals' client", lambda: client.replace_client(module)),
         ("adding the registry", lambda: registry.add_our_registry(module)),
         ("making econarena completion fns", lambda: completion_fns.make_econarena_fns(module)),
+        ("refusing unknown eval names", lambda: names.refuse_unknown_names(module)),
     ]
     for where, step in steps:
         try:
@@ -51,6 +53,6 @@ def patch(module: Any) -> None:
         except Exception as exc:  # noqa: BLE001 - see module docstring
             note(where, exc)
     registry_cls = getattr(module, "Registry", None)
-    done = ("_econarena_roots", "_econarena_fns")
+    done = ("_econarena_roots", "_econarena_fns", "_econarena_names")
     if registry_cls is not None and all(getattr(registry_cls, flag, False) for flag in done):
         registry_cls._econarena_patched = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from typing import Optional
 
 REFUSED = 2
 ERRORED = 3
@@ -43,12 +44,13 @@ def requested() -> int:
     return _status["requested"]
 
 
-def refuse(exc: Exception) -> None:
+def refuse(exc: Exception, who: Optional[str] = None) -> None:
     """A refusal before any call: under the CLI, one line and exit status 2 instead of evals'
-    traceback around it; in-process, the exception as it is."""
+    traceback around it; in-process, the exception as it is. ``who`` starts the line: the plugin
+    (None), or the CLI itself where the mistake is one in evals' own terms (an eval's name)."""
     if not under_cli():
         raise exc
-    print(f"econarena: {exc}", file=sys.stderr, flush=True)
+    print(f"{who}: {exc}" if who else f"econarena: {exc}", file=sys.stderr, flush=True)
     raise SystemExit(REFUSED) from None
 
 

@@ -22,6 +22,7 @@ from evals.record import RecorderBase
 
 from ..calls.engine import RUN, NotACompletion, call_all, stop_run, wait_in_flight
 from ..core.answers import parse_choice
+from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
 from ..core.redact import redact_text
@@ -104,7 +105,7 @@ class EconArena(evals.Eval):
     def _setup(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - ECONARENA_ARGS - EVALS_KWARGS)
         if unknown:
-            raise ValueError(f"unknown eval arg(s) {', '.join(unknown)}; EconArena takes: "
+            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(ECONARENA_ARGS))}; EconArena takes: "
                              f"{', '.join(sorted(ECONARENA_ARGS))}")
         ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
         for fn in completion_fns:

@@ -16,13 +16,13 @@ errored, else 1 if an ``oaieval`` failed otherwise, else 0.
 from __future__ import annotations
 
 import argparse
-import difflib
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..core.closest import closest
 from . import exit_status
 from .evalset import known_sets, members
 
@@ -53,7 +53,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         evals = members(opts.eval_set)
     except KeyError as exc:
-        close = difflib.get_close_matches(opts.eval_set, known_sets(), n=3, cutoff=0.5)
+        close = closest(opts.eval_set, known_sets())
         print(f"econarena-run: {exc.args[0]}" + (f"; did you mean {', '.join(close)}?" if close else ""),
               file=sys.stderr)
         return exit_status.REFUSED
