@@ -17,7 +17,16 @@ from ..fns.identity import from_spec, label, masked
 from ..games import get as get_game
 from ..games import outcome_from_event
 from ..score.metrics import METRICS, rescore_sessions
-from .format import PLAYERS_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, STOP_EVENT, final_report, split_metric_key
+from .format import (
+    PLAN_EVENT,
+    PLAYERS_EVENT,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    STOP_EVENT,
+    final_report,
+    split_metric_key,
+)
 from .jsonl import NOT_AN_EVALS_LOG, Reading, iter_rows
 
 
@@ -33,6 +42,9 @@ class EvalLog:
     # requested model -> {model a response named instead: calls}, from sampling events
     answered_as: dict[str, dict[str, int]] = field(default_factory=dict)
     calls: int = 0  # answered seat calls: sampling events with the seat tag
+    # seat tag's player -> its seat calls' token counts (``USAGE_FIELDS``), from the sampling events
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
@@ -211,6 +223,32 @@ def session_event_problem(data: dict[str, Any]) -> Optional[str]:
     return f"metric(s) {', '.join(map(str, bad[:3]))} not numbers" if bad else None
 
 
+# What a seat call's usage counts, under evals' flat keys (``fns.usage``), as the report names them.
+# ``calls`` counts the seat calls, ``reported`` those whose usage came with the reply, ``reasoning``
+# those that said how many reasoning tokens (a part of the completion tokens) they used.
+USAGE_KEYS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
+              ("reasoning_tokens", "completion_tokens_details_reasoning_tokens"))
+USAGE_FIELDS = ("calls", "reported", "reasoning") + tuple(name for name, _ in USAGE_KEYS)
+PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_reserved": int, "kept": int,
+              "counted": str}
+
+
+def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
+    """Count one seat call's tokens to its player; a usage field that is no count is not counted."""
+    tag = data[SEAT_TAG]
+    if not isinstance(tag, Mapping) or not isinstance(tag.get("player"), str):
+        return
+    counts = log.usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
+    counts["calls"] += 1
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping) or not _index(usage.get("prompt_tokens"), high=10**9):
+        return
+    counts["reported"] += 1
+    counts["reasoning"] += _index(usage.get(USAGE_KEYS[2][1]), high=10**9)
+    for name, key in USAGE_KEYS:
+        counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
+
+
 def read_log(path: Path) -> EvalLog:
     """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it).
     A bad line or event is named in ``problems`` and skipped; a log holding more than one run id
@@ -251,8 +289,16 @@ def read_log(path: Path) -> EvalLog:
             log.settings = settings
         elif kind == STOP_EVENT and isinstance(data, dict):
             log.stop = data
+        elif kind == PLAN_EVENT and isinstance(data, dict):
+            why = shape_problem(data, PLAN_SHAPE)
+            if why:
+                reading.note(f"line {lineno}: {kind} event skipped: {why}")
+            else:
+                log.plan = data
         elif kind == "sampling" and isinstance(data, dict):
             log.calls += SEAT_TAG in data
+            if SEAT_TAG in data:
+                add_usage(log, data)
             if data.get("requested_model"):
                 seen = log.answered_as.setdefault(str(data["requested_model"]), {})
                 answered = str(data.get("model"))
@@ -267,7 +313,7 @@ def read_log(path: Path) -> EvalLog:
         log.mixed = reading.mixed
         log.problems.append(reading.mixed)
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
-        log.calls, log.stop = 0, None
+        log.calls, log.stop, log.usage, log.plan = 0, None, {}, None
         return log
     if reading.refused:
         return log

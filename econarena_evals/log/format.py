@@ -18,7 +18,8 @@ PLAYERS_EVENT = "econarena_players"  # who played, with what args, against which
 PLAYERS_SAMPLE_ID = "econarena.players"  # the players event belongs to no session
 STOP_EVENT = "econarena_stop"  # the run stopped early (quota, signal, full disk) and why
 UNRECORDABLE_EVENT = "econarena_unrecordable"  # an event that could not be written as it was
-EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT)
+PLAN_EVENT = "econarena_plan"  # what the run's plan line estimated before the first call
+EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT, PLAN_EVENT)
 
 # data[SEAT_TAG] of a sampling event: {cell, session, run, seat, player}, the seat call it answered
 SEAT_TAG = "econarena"

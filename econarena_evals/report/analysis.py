@@ -14,7 +14,7 @@ import itertools
 import math
 import random
 from collections import defaultdict
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -70,6 +70,47 @@ def floors(log: EvalLog) -> dict[str, dict[str, Optional[float]]]:
         for m in METRICS:
             out[m][policy] = round(math.fsum(values[m]) / len(values[m]), 12) if values[m] else None
     return out
+
+
+def nash_ceilings(column_floors: Mapping[str, Mapping[str, Optional[float]]], self_play: bool) -> list[str]:
+    """The metrics for which Nash play at every seat is a ceiling of the column: no player can score
+    above it there. Every metric is at most 1, and where Nash play scores 1 (rationality, NE
+    proximity, rule following, convergence) nothing is above it. In self-play every seat is the one
+    player, so its win rate is 1/seats whatever it plays and Nash play tops the EAS too; against
+    others a player can win more than its share (a level-1 fn among Nash players scores an EAS of
+    0.987 where Nash play's is 0.840), so there Nash play's win rate and EAS are no ceiling."""
+    out = []
+    for metric in METRICS:
+        nash = (column_floors.get(metric) or {}).get("nash")
+        if nash is not None and (self_play or nash >= 1.0 - 1e-12):
+            out.append(metric)
+    return out
+
+
+# The rows under every metric table: (policy, label); Nash play is split by whether it is a ceiling.
+FLOOR_ROWS = (("rule_break", "floor: always breaks the rules"), ("random", "floor: uniform random"),
+              ("nash", "ceiling: Nash play"))
+NASH_NO_CEILING = "Nash play at every seat (no ceiling: a player can score above it against these opponents)"
+
+
+def floor_rows(result: Mapping[str, Any], metric: str,
+               columns: Sequence[str]) -> list[tuple[str, list[Optional[float]]]]:
+    """(label, value per column, None for none) of each row under a metric table: the two floors,
+    Nash play where it is the column's ceiling, and Nash play where it is not (only if some column has it)."""
+    floors_of = result.get("floors") or {}
+    ceilings = result.get("ceilings") or {}
+
+    def value(col: str, policy: str) -> Optional[float]:
+        return ((floors_of.get(col) or {}).get(metric) or {}).get(policy)
+
+    rows = [(text, [value(col, policy) if policy != "nash" or metric in ceilings.get(col, ()) else None
+                    for col in columns]) for policy, text in FLOOR_ROWS]
+    beaten = [None if metric in ceilings.get(col, ()) else value(col, "nash") for col in columns]
+    if not any(v is not None for v in rows[-1][1]):
+        rows.pop()  # no column has Nash play as its ceiling
+    if any(v is not None for v in beaten):
+        rows.append((NASH_NO_CEILING, beaten))
+    return rows
 
 
 def diagnostics(log: EvalLog, player: str) -> dict[str, dict[str, Any]]:

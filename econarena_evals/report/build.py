@@ -28,17 +28,19 @@ from .compute import DEFAULT_REFERENCES, compute, json_safe
 from .markdown import render as render_markdown
 from .plots import plot_convergence, plot_first_run
 from .selection import Chosen, select
+from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
 
 
 def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
           transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS,
-          selected: Optional[tuple[list[Chosen], list[dict[str, Any]]]] = None) -> dict[str, Any]:
+          selected: Optional[tuple[list[Chosen], list[dict[str, Any]]]] = None,
+          prices: Prices = NO_PRICES) -> dict[str, Any]:
     """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
     log whose prompts and replies report.html embeds (None: all); ``selected``: ``select(paths)``, if
-    the caller has read the logs already."""
+    the caller has read the logs already; ``prices``: per million tokens, for the cost of the tokens used."""
     out.mkdir(parents=True, exist_ok=True)
     chosen, notes = selected if selected is not None else select(paths)
-    computed = compute(chosen, notes, references, transcripts)
+    computed = compute(chosen, notes, references, transcripts, prices)
     result = computed.result
     for f in computed.figures:
         result["plots"][f.convergence] = plot_convergence(f.cell, f.game, f.series, out / f.convergence, f.line_refs,
@@ -89,8 +91,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "or 'all' (default %(default)s); its grids and rule-break counts cover every session")
     parser.add_argument("--open", action="store_true",
                         help="open report.html in the default browser (prints its path where there is none)")
+    add_price_options(parser)
     opts = parser.parse_args(argv)
-    refused = out_problem(opts.out)
+    refused = out_problem(opts.out) or price_problem(opts)
     if refused:
         print(f"econarena-report: {refused}", file=sys.stderr)
         return 2
@@ -107,7 +110,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
         print("econarena-report: no EconArena log to report on in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
-    result = build(opts.paths, opts.out, models, opts.transcripts, selected)
+    result = build(opts.paths, opts.out, models, opts.transcripts, selected, prices_of(opts))
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]

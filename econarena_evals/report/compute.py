@@ -22,9 +22,10 @@ from ..log.format import metric_key
 from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratified_ci
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
-from .analysis import comparisons, diagnostics, floors
+from .analysis import comparisons, diagnostics, floors, nash_ceilings
 from .plots import plot_file
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
+from .tokens import NO_PRICES, Prices, tokens_result
 
 DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-1.5-pro")
 
@@ -75,9 +76,10 @@ class Computed:
 
 
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
-            transcripts: Optional[int]) -> Computed:
+            transcripts: Optional[int], prices: Prices = NO_PRICES) -> Computed:
     """Everything the report states about the chosen logs; ``transcripts``: sessions per log whose
-    prompts and replies the session browser holds (None: all)."""
+    prompts and replies the session browser holds (None: all); ``prices``: per million tokens, for
+    the cost of the tokens used."""
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
@@ -117,6 +119,8 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     for r in rows:
         first_log.setdefault(r.column, r.chosen.log if r.chosen else None)
     result["floors"] = {col: floors(log) for col, log in sorted(first_log.items()) if log is not None}
+    self_play = {r.column: r.chosen.condition.self_play for r in rows if r.chosen}
+    result["ceilings"] = {col: nash_ceilings(f, self_play.get(col, False)) for col, f in result["floors"].items()}
     result["diagnostics"] = {}
     for r in rows:
         if r.chosen is None:
@@ -125,6 +129,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+    result["tokens"] = tokens_result(chosen, prices)
     # what the seats said: read once, streaming; rule breaks by kind over every session
     browser = report_html.browser_data(chosen, transcripts)
     result["rule_breaks"] = report_html.rule_break_counts(browser[1])

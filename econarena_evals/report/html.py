@@ -34,7 +34,7 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, figure
+from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
 from .selection import Chosen
 
 DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
@@ -224,10 +224,6 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[tuple[str, Any]]], foot:
     return "".join(out)
 
 
-FLOOR_ROWS = (("rule_break", "floor: always breaks the rules"), ("random", "floor: uniform random"),
-              ("nash", "ceiling: Nash play"))
-
-
 def metric_table(result: Mapping[str, Any], metric: str, columns: Sequence[str], players: Sequence[str],
                  groups: Sequence[str]) -> str:
     cond = {(d["player"], d["column"]): d for d in result["conditions"]}
@@ -244,9 +240,8 @@ def metric_table(result: Mapping[str, Any], metric: str, columns: Sequence[str],
             row.append((_fmt(o["eas"], o["ci95"]), o["eas"]) if o else ("", ""))
         rows.append(row)
     foot = []
-    for policy, text in FLOOR_ROWS:
-        foot.append([text] + [_fmt(((result["floors"].get(col) or {}).get(metric) or {}).get(policy))
-                              for col in columns] + [""] * len(overall_cols))
+    for text, values in floor_rows(result, metric, columns):
+        foot.append([text] + [_fmt(v) for v in values] + [""] * len(overall_cols))
     return _table(["player"] + list(columns) + overall_cols, rows, foot, cls="metric")
 
 
@@ -329,7 +324,8 @@ def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mappin
     body = [f"<h1>EconArena report</h1><p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
             f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
             f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Click a column heading to sort; "
-            "the rows under each table are the column's floors and ceiling.</p>"]
+            "the rows under each table are the column's floors and, where no player can score above it, "
+            "its ceiling.</p>"]
     errored = [d for d in result["conditions"] if d["errored_sessions"]]
     if errored:
         body.append('<p class="warn"><strong>' + esc(sum(d["errored_sessions"] for d in errored))

@@ -14,9 +14,10 @@ from ..fns.identity import is_builtin, show_value
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, figure
+from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
 from .compute import CellFigures
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
+from .tokens import NO_PRICES, NOTE, Prices, cost_note, table_cells, table_head, total_cells
 
 # Markdown's own characters that can start markup mid-line: code, emphasis, links and images,
 # attribute blocks, headings, table cell breaks, strikethrough. A "_" inside a word (beauty_L) is
@@ -89,16 +90,16 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
                 o = result["overall_groups"][group].get(p)
                 cells.append(_fmt(o["eas"], tuple(o["ci95"])) if o else "")
             rows_md.append(md_row([md(p)] + cells))
-        for policy, text in (("rule_break", "*floor: always breaks the rules*"),
-                             ("random", "*floor: uniform random*"), ("nash", "*ceiling: Nash play*")):
-            cells = [_fmt((result["floors"].get(col) or {}).get(metric, {}).get(policy)) for col in columns]
-            rows_md.append(md_row([text] + cells + [""] * len(overall_cols)))
+        for text, values in floor_rows(result, metric, columns):
+            rows_md.append(md_row([f"*{text}*"] + [_fmt(v) for v in values] + [""] * len(overall_cols)))
         return rows_md
 
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
     lines += ["Under each table, the floors and ceiling of the metric on the column's own sessions: every seat "
               "breaking the rules, playing uniformly at random over the valid range, or playing the equilibrium, "
-              "scored by the game's scorer."]
+              "scored by the game's scorer. Nash play is the ceiling only where no player can score above it "
+              "(self-play, or a metric where it scores 1); against opponents a player can win more than its "
+              "share, and there Nash play's row says it is no ceiling."]
     if result["depth"]:
         lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
                   "2004): " + "; ".join(f"{md(p)} {md(col)} τ = {d['tau']:.2f}"
@@ -118,6 +119,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
         lines.append(md_row([md(d["player"]), md(d["column"]), str(d["sessions"]), errored, rate, tokens]))
     lines += [""] + rule_breaks_md(result["rule_breaks"])
+    lines += tokens_md(result["tokens"])
 
     lines += players_md(result["conditions"])
     lines += ["", "## Plots", ""]
@@ -129,6 +131,19 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
     lines += [md_row([md(n["file"]), md(n["status"]), md(n["why"] or "")]) for n in result["inputs"]]
     return "\n".join(lines) + "\n"
+
+
+def tokens_md(tokens: dict[str, Any]) -> list[str]:
+    """Tokens used per player and column, their cost at the prices given, beside the plan's estimate."""
+    prices = Prices(**tokens["prices"]) if tokens["prices"] else NO_PRICES
+    lines = ["## Tokens and cost", ""]
+    if not tokens["rows"]:
+        return lines + ["No tokens: every player was built in, and built-in players send no request.", ""]
+    head = ["player", "column"] + table_head(prices)
+    lines += [md_row(head), "|" + "---|" * len(head)]
+    lines += [md_row([md(r["player"]), md(r["column"])] + table_cells(r, prices)) for r in tokens["rows"]]
+    lines.append(md_row(["**total**", ""] + total_cells(tokens["total"], prices)))
+    return lines + ["", NOTE + " " + cost_note(prices), ""]
 
 
 def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:

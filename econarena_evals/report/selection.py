@@ -3,8 +3,10 @@
 Every log is keyed by its condition (``conditions``). For one condition a finished log (it has a
 final report) beats a partial one, and among finished logs the newest wins; a partial log is used
 only when its condition has no finished log, and is marked so. Every file read that is not used
-gets a note saying why. Columns are named by cell plus what differs from the registry's defaults
-(eval args and completion args), so two conditions never share a column. A player is the model
+gets a note saying why. A column is a condition less its evaluated player (``Condition.table``):
+every fn played against the same opponents, with the same args, seed and samples, is a row of one
+column, named by cell, the opponents (``vs B``) and what differs from the registry's defaults (eval
+args and completion args); conditions that differ in anything else never share a column. A player is the model
 that played, read from the log's ``econarena_players`` event (``fns.identity``), or for an older log
 from its command line, which the log's notes then say.
 """
@@ -33,9 +35,11 @@ class Chosen:
 
     @property
     def players(self) -> list[str]:
-        """The players the log evaluates: the command line's. An opponent cell's fixed seats are a
-        yardstick, not a result: their figures stay in the log, out of the report's rows."""
-        return self.log.players[: max(1, len(self.condition.players))]
+        """The player the log evaluates: the command line's first. The opponents (an arena's other
+        players, an opponent cell's fixed seats) are the column's yardstick, not a result: their
+        figures stay in the log, out of the report's rows, so that a column holds one row per fn
+        played against them."""
+        return self.log.players[:1]
 
     @property
     def labels(self) -> list[str]:
@@ -59,7 +63,7 @@ class Chosen:
         defaults = registry_defaults(self.condition.eval_name, registry)
         if defaults is None or non_default(self.condition, defaults) or any(self.condition.completion_args):
             return None
-        if self.condition.arena or self.condition.arg("opponents"):
+        if not self.condition.self_play:
             return ARENA if self.condition.split in ("", "dev") else None
         return SELF_PLAY if self.condition.split in ("", "dev") else SELF_PLAY_TEST
 
@@ -136,13 +140,15 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
         chosen.append(Chosen(best, condition, column_name(condition, registry), finished=finished))
 
-    # Two conditions must never share a column: where naming could not tell them apart (an eval
-    # whose registry defaults are unknown here), the run id does.
-    seen: dict[tuple[str, tuple[str, ...]], Condition] = {}
+    # A column holds one table (the condition less its evaluated player) and one row per player:
+    # where naming could not tell two tables apart (an eval whose registry defaults are unknown
+    # here), or two conditions would give one column the same row, the run id does.
+    tables: dict[str, Condition] = {}
+    rows: set[tuple[str, str]] = set()
     for c in sorted(chosen, key=lambda c: _created(c.log)):
-        key = (c.column, c.condition.players)
-        if key in seen and seen[key] != c.condition:
+        if tables.get(c.column, c.condition.table()) != c.condition.table() or (c.column, c.labels[0]) in rows:
             c.column += f" [{c.log.spec.get('run_id', c.log.path.name)}]"
-        seen[(c.column, c.condition.players)] = c.condition
+        tables.setdefault(c.column, c.condition.table())
+        rows.add((c.column, c.labels[0]))
     chosen.sort(key=lambda c: (c.column, c.condition.players))
     return chosen, notes

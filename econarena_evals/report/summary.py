@@ -1,11 +1,12 @@
-"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict]``.
+"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict] [--price-in P --price-out P]``.
 
 The same rules as ``econarena-report`` (``selection``): one row per player and condition, the
 column named by cell plus what differs from the registry's defaults, a finished log before a
 partial one and the newest finished among several. A partial log (the run stopped before its final
 report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
 it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
-errored or missing sessions, for scripts that must not pass a run with holes in it.
+errored or missing sessions, for scripts that must not pass a run with holes in it. Under the
+table, the tokens each player used in each column and, at the prices given, their cost (``tokens``).
 """
 from __future__ import annotations
 
@@ -22,8 +23,20 @@ from ..log.format import metric_key
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
-from .analysis import floors
+from .analysis import floors, nash_ceilings
 from .selection import Chosen, select
+from .tokens import (
+    NOTE,
+    Prices,
+    add_price_options,
+    cost_note,
+    price_problem,
+    prices_of,
+    table_cells,
+    table_head,
+    tokens_result,
+    total_cells,
+)
 
 
 def _fmt(x: object) -> str:
@@ -111,10 +124,26 @@ def table(chosen: list[Chosen]) -> str:
             rows.append([row_label, c.column] + cells
                         + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
                            c.status])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return layout(rows)
+
+
+def layout(rows: list[list[str]]) -> str:
+    """Rows of text cells (the first the header) as aligned columns under a rule."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
+    """Tokens used per player and column, their cost at the prices given and the plan's estimate."""
+    tokens = tokens_result(chosen, prices)
+    if not tokens["rows"]:
+        return "\ntokens used: none (every player was built in, and built-in players send no request)"
+    rows = [["player", "column"] + table_head(prices)]
+    rows += [[r["player"], r["column"]] + table_cells(r, prices) for r in tokens["rows"]]
+    rows.append(["total", ""] + total_cells(tokens["total"], prices))
+    return "\n".join(["", "tokens used:", layout(rows), NOTE + " " + cost_note(prices)])
 
 
 def legend(chosen: list[Chosen]) -> str:
@@ -122,24 +151,29 @@ def legend(chosen: list[Chosen]) -> str:
     seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
     share = ", ".join(f"{1 / n:.3f}" for n in seats)
     lows: dict[str, list[float]] = {"rule_break": [], "random": []}
-    nash: list[float] = []
+    nash: dict[bool, list[float]] = {True: [], False: []}  # by whether it is the column's ceiling
     first_of_column = {}  # every log of a column holds the same sessions: one is enough
     for c in chosen:
         first_of_column.setdefault(c.column, c)
     for c in first_of_column.values():
-        eas = floors(c.log)["eas"]
+        column_floors = floors(c.log)
+        eas = column_floors["eas"]
         for k in lows:
             if eas.get(k) is not None:
                 lows[k].append(eas[k])
         if eas.get("nash") is not None:
-            nash.append(eas["nash"])
+            nash["eas" in nash_ceilings(column_floors, c.condition.self_play)].append(eas["nash"])
 
     def span(xs: list[float]) -> str:
         return "-" if not xs else f"{min(xs):.3f}" if max(xs) - min(xs) < 5e-4 else f"{min(xs):.3f}-{max(xs):.3f}"
 
+    ceiling = [f"ceiling: Nash play {span(nash[True])}"] if nash[True] else []
+    if nash[False]:  # against opponents a player can win more than its share: no ceiling there
+        ceiling.append(f"Nash play at every seat {span(nash[False])} in arena and opponent columns, "
+                       "no ceiling there (a player can win more than its share)")
     return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
-            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}; Nash play {span(nash)} "
-            "(every metric's: econarena-report).")
+            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}"
+            + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -158,7 +192,12 @@ def _main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
                         help="only logs written after this time (e.g. $(date +%%s) before the run)")
     parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
+    add_price_options(parser)
     opts = parser.parse_args(argv)
+    refused = price_problem(opts)
+    if refused:
+        print(f"econarena-summary: {refused}", file=sys.stderr)
+        return 2
     paths = list(opts.paths)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
@@ -173,6 +212,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
         return 1
     print(table(chosen))
     print(legend(chosen))
+    print(tokens_table(chosen, prices_of(opts)))
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:

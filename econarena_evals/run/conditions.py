@@ -12,7 +12,7 @@ evals writes as a log's first line, so the report tools need neither evals nor a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -45,6 +45,22 @@ class Condition:
     @property
     def arena(self) -> bool:
         return len(self.players) > 1
+
+    @property
+    def opponents(self) -> tuple[str, ...]:
+        """The command line's players after the evaluated one (the first), in seating order."""
+        return self.players[1:]
+
+    @property
+    def self_play(self) -> bool:
+        """Every seat is the evaluated player: no arena roster, no cell opponents."""
+        return not self.arena and not self.arg("opponents")
+
+    def table(self) -> "Condition":
+        """The condition as its column holds it: everything but who the evaluated player is. Every
+        fn played against the same opponents (players, seating, args), with the same game, samples,
+        seed and completion args of its own, shares one column, as in an opponent cell."""
+        return replace(self, players=self.opponents)
 
     def arg(self, name: str, default: Any = None) -> Any:
         return dict(self.args).get(name, default)
@@ -111,16 +127,31 @@ def differences(a: Condition, b: Condition) -> list[str]:
     return out
 
 
+def _told(cond: Condition) -> list[str]:
+    """Each player's completion args as 'k=v, ...' ('' for none)."""
+    return [", ".join(f"{k}={show(v)}" for k, v in args) for args in cond.completion_args]
+
+
 def completion_notes(cond: Condition) -> str:
     """'max_tokens=5, temperature=0': the completion args that make the condition. In an arena
     whose players were told different things, each player's are named."""
-    per_player = [", ".join(f"{k}={show(v)}" for k, v in args) for args in cond.completion_args]
+    per_player = _told(cond)
     told = {text for text in per_player if text}
     if not told:
         return ""
     if len(told) == 1:  # evals gives every fn of a command the same args; built-in players send none
         return told.pop()
     return "; ".join(f"{p}: {text}" for p, text in zip(cond.players, per_player) if text)
+
+
+def column_completion_notes(cond: Condition) -> str:
+    """The completion args in a column's name: the evaluated player's as they are (its row names
+    it), an opponent's after its name, or once when every player was told the same."""
+    per_player = _told(cond)
+    if len(set(per_player)) == 1:
+        return per_player[0] if per_player else ""
+    return "; ".join(text if i == 0 else f"{p}: {text}"
+                     for i, (p, text) in enumerate(zip(cond.players, per_player)) if text)
 
 
 # ---- registry defaults, for naming columns ----
@@ -170,13 +201,15 @@ def non_default(cond: Condition, defaults: Optional[Mapping[str, Any]]) -> list[
 
 
 def column_name(cond: Condition, registry_path: Optional[str] = None) -> str:
-    """Cell, '.test' for the test split, '(arena: A, B)' for an arena roster, then what differs
-    from the registry's defaults: ``beauty_L``, ``beauty_L.test``, ``beauty_L (temperature=0)``."""
+    """Cell, '.test' for the test split, 'vs B, C' for an arena's opponents (the players after the
+    evaluated one, in seating order), then what differs from the registry's defaults: ``beauty_L``,
+    ``beauty_L.test``, ``beauty_L (vs econarena/nash)``, ``beauty_L (temperature=0)``. The
+    evaluated player is the row, never the column: two fns against the same opponents share it."""
     name = cond.cell + (f".{cond.split}" if cond.split not in ("", "dev") else "")
     notes = []
     if cond.arena:
-        notes.append("arena: " + ", ".join(cond.players))
+        notes.append("vs " + ", ".join(cond.opponents))
     notes += non_default(cond, registry_defaults(cond.eval_name, registry_path))
-    if completion_notes(cond):
-        notes.append(completion_notes(cond))
+    if column_completion_notes(cond):
+        notes.append(column_completion_notes(cond))
     return name + (f" ({'; '.join(notes)})" if notes else "")

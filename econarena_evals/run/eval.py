@@ -11,7 +11,7 @@ import hashlib
 import logging
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
 import evals
@@ -35,6 +35,7 @@ from ..games import outcome_from_event, run_event, session_from_sample
 from ..integration.recorder import edit_events
 from ..log.format import (
     EVAL_RECORDER,
+    PLAN_EVENT,
     PLAYERS_EVENT,
     PLAYERS_SAMPLE_ID,
     RUN_EVENT,
@@ -177,6 +178,8 @@ class EconArena(evals.Eval):
                                  reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call)
         estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
         print(f"econarena: plan: {self.name}: {estimate.line()}", file=sys.stderr, flush=True)
+        # in the log too, so that the report can set what was paid beside what was foreseen
+        recorder.record_event(PLAN_EVENT, asdict(estimate), sample_id=PLAN_EVENT)
 
         def limits_line(rpm: float, tpm: float) -> Optional[str]:
             minutes = estimate.minutes_at(rpm, tpm)

@@ -86,7 +86,7 @@ def test_numbers_match_each_logs_final_report(logs, report):
                 assert lo - 1e-9 <= figure["mean"] <= hi + 1e-9
                 checked += 1
         assert cond["errored_sessions"] == (log.final_report["errored_sessions"] if i == 0 else 0)
-    assert checked == 6 * 6  # six finished conditions, six metrics: 4 self-play + 2 arena players
+    assert checked == 5 * 6  # five finished conditions, six metrics: 4 self-play + the arena's evaluated player
     eas = {(c["player"], c["column"]): c["metrics"]["eas"]["mean"] for c in data["conditions"]}
     assert eas[("econarena/nash", "auction_L")] == 0.84
     overall = data["overall"]["econarena/nash"]
@@ -100,7 +100,7 @@ def test_markdown_has_the_leaderboard_component_tables_and_error_table(report):
                     "## rule_following", "## convergence", "## Rule breaks, errors and tokens", "## Inputs"]:
         assert heading in md
     assert "| econarena/nash | 0.840 [0.840, 0.840] | 0.840 [0.840, 0.840] |" in md.replace(" |  |", " |")
-    assert "beauty_hist (arena: econarena/level1, econarena/human)" in md
+    assert "beauty_hist (vs econarena/human)" in md
     assert "| gpt-4 | beauty_L | 0 | **2** |" in md
     assert md.index("**2 errored session(s)**") < md.index("## Leaderboard")  # said before anything else
 
@@ -115,9 +115,10 @@ def colour_pixels(png: Path, hex_colour: str) -> int:
 
 
 @pytest.mark.parametrize("name,players,human,published", [
-    # nash, random, level2 (partial), the arena's two players; four GAMA-Bench models by default
-    ("convergence_beauty_hist.png", 5, True, 4),
-    ("first_run_beauty_hist.png", 5, True, 4),
+    # nash, random, level2 (partial), the arena's evaluated player (its opponents are no row); four
+    # GAMA-Bench models by default
+    ("convergence_beauty_hist.png", 4, True, 4),
+    ("first_run_beauty_hist.png", 4, True, 4),
     ("convergence_auction_L.png", 2, False, 0),
     ("first_run_auction_L.png", 2, True, 3),  # gpt-4o has no published second-price figures
     # beauty_L shows no history: no learning curve of people or models who saw results (the only log errored)

@@ -41,6 +41,9 @@ def logs(tmp_path_factory, server) -> Path:
              "--record_path", str(d / "random_beauty_hist.jsonl"), "--max_samples", "4"], env)
     run_cli([cli("oaieval"), "econarena/level1,econarena/human", "econarena.auction_L", "--registry_path",
              str(REGISTRY), "--record_path", str(d / "arena.jsonl"), "--max_samples", "3"], env)
+    # another fn against the same opponent: a second row of that column, compared with the first
+    run_cli([cli("oaieval"), "econarena/level2,econarena/human", "econarena.auction_L", "--registry_path",
+             str(REGISTRY), "--record_path", str(d / "arena2.jsonl"), "--max_samples", "3"], env)
     # a model behind a local OpenAI-compatible server, its key both in the environment and on the command line;
     # its scripted replies break the rules in several ways (prose, a number out of range)
     model_env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": ENV_SECRET}
@@ -213,7 +216,7 @@ def test_arena_cells_say_which_seat_is_which_player(logs, report):
     out, _, _ = report
     log = read_log(logs / "arena.jsonl")
     session = min(s["session"] for s in log.sessions)
-    column = "auction_L (arena: econarena/level1, econarena/human)"
+    column = "auction_L (vs econarena/human)"
     dom = browse(out / "report.html", fragment(col=column, player="econarena/level1", session=session))
     grid = dom[dom.index('id="sb-grid"'):dom.index('id="sb-detail"')]
     first = next(r for r in log.runs if r["session"] == session and r["run"] == 0)

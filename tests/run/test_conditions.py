@@ -15,7 +15,7 @@ from openai_server import OpenAIServer
 from policies import scripted
 
 PLAYER = "econarena/random"
-ARENA = "beauty_L (arena: econarena/random, econarena/nash)"
+ARENA = "beauty_L (vs econarena/nash)"  # the column is named by the opponents
 
 
 def oaieval(fns: str, eval_name: str, log: Path, samples: int, params: str = "") -> Path:
