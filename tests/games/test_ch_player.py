@@ -8,8 +8,7 @@ import random
 import statistics
 
 import pytest
-from evals.base import RunSpec
-from evals.record import DummyRecorder
+from default_recorder import recorder  # noqa: F401 (a fixture)
 from test_games import first_cell
 
 from econarena_evals.core import depth
@@ -21,13 +20,7 @@ from econarena_evals.log.evallog import read_log
 
 from conftest import REGISTRY, base_env, cli, run_cli
 
-
-@pytest.fixture(autouse=True)
-def recorder():
-    rec = DummyRecorder(RunSpec(completion_fns=["x"], eval_name="e.s", base_eval="e", split="s",
-                                run_config={}, created_by=""), log=False)
-    with rec.as_default_recorder("e.s.0"):
-        yield rec
+pytestmark = pytest.mark.usefixtures("recorder")
 
 
 def answer(player, prompt, seed):

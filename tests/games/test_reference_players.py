@@ -2,8 +2,7 @@
 import statistics
 
 import pytest
-from evals.base import RunSpec
-from evals.record import DummyRecorder
+from default_recorder import recorder  # noqa: F401 (a fixture)
 
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
@@ -11,13 +10,7 @@ from econarena_evals.games.beauty import PastRun
 from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.second_price import prompt as auction_prompt
 
-
-@pytest.fixture(autouse=True)
-def recorder():
-    rec = DummyRecorder(RunSpec(completion_fns=["x"], eval_name="e.s", base_eval="e", split="s",
-                                run_config={}, created_by=""), log=False)
-    with rec.as_default_recorder("e.s.0"):
-        yield rec
+pytestmark = pytest.mark.usefixtures("recorder")
 
 
 def answer(player, prompt, seed=0):
