@@ -2,7 +2,6 @@ import json
 import math
 
 import pytest
-from evals.record import DummyRecorder
 
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import NashPlayer, RandomPlayer
@@ -40,14 +39,6 @@ def test_read_prompt_rejects_other_text():
         read_prompt("What is 2 + 2?")
 
 
-@pytest.fixture
-def recorder():
-    from evals.base import RunSpec
-
-    rec = DummyRecorder(RunSpec(completion_fns=["x"], eval_name="e.s", base_eval="e", split="s",
-                                run_config={}, created_by=""), log=False)
-    with rec.as_default_recorder("e.s.0"):
-        yield rec
 
 
 def test_nash_player_answers_in_the_json_a_model_must_use(recorder):

@@ -8,7 +8,6 @@ import random
 import statistics
 
 import pytest
-from default_recorder import recorder  # noqa: F401 (a fixture)
 from test_games import first_cell
 
 from econarena_evals.core import depth

@@ -5,8 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from evals.base import RunSpec
-from evals.record import DummyRecorder
 
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, NashPlayer, OverbiddingBidder, ShadingBidder
@@ -79,12 +77,6 @@ def test_winner_pays_its_own_bid():
     assert [s.payoff for s in run.seats] == [100, 100 - 70 + 80, 100, 90, 90]
 
 
-@pytest.fixture
-def recorder():
-    rec = DummyRecorder(RunSpec(completion_fns=["x"], eval_name="e.s", base_eval="e", split="s",
-                                run_config={}, created_by=""), log=False)
-    with rec.as_default_recorder("e.s.0"):
-        yield rec
 
 
 def bid(player, value, seed=0):

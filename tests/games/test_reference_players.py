@@ -2,7 +2,6 @@
 import statistics
 
 import pytest
-from default_recorder import recorder  # noqa: F401 (a fixture)
 
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
