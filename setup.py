@@ -4,16 +4,22 @@ Two things here are not ordinary setuptools boilerplate:
 
 * ``registry/`` lives at the top of the repository (the layout evals users know), and is
   copied into the wheel as ``econarena_evals/registry`` so an installed package carries it.
-* ``econarena_evals_registry.pth`` is placed at the root of site-packages. evals has no plugin
-  discovery; the .pth line runs a tiny hook at interpreter start-up that appends our registry
-  to ``evals.registry.DEFAULT_PATHS`` when (and only when) evals is imported. That is what makes
-  ``oaieval econarena/nash econarena.beauty_L`` work without ``--registry_path``.
+* ``econarena_evals_registry.pth`` is placed at the root of site-packages, by ``pip install .``
+  (``build_py``) and ``pip install -e .`` (``editable_wheel``) alike. evals has no plugin
+  discovery; the .pth line runs a tiny hook at interpreter start-up that patches evals when (and
+  only when) ``evals.registry`` is imported. That is what makes ``oaieval econarena/nash
+  econarena.beauty_L`` work without ``--registry_path``, and the exit statuses apply.
 """
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.editable_wheel import editable_wheel
+except ImportError:  # setuptools < 64 has no PEP 660 editable wheels
+    editable_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PTH_NAME = "econarena_evals_registry.pth"
@@ -21,22 +27,56 @@ PTH_LINE = "import econarena_evals_hook; econarena_evals_hook.install()\n"
 
 
 class build_py_with_registry(build_py):
+    """The regular build: the .pth line and a copy of the registry go into the wheel. An editable
+    build reads the checkout's ``registry/`` in place, and gets its .pth line from
+    ``editable_wheel_with_hook`` (an editable wheel carries none of build_lib's files)."""
+
     def run(self):
         super().run()
+        if getattr(self, "editable_mode", False):
+            return
         with open(os.path.join(self.build_lib, PTH_NAME), "w", encoding="utf-8") as f:
             f.write(PTH_LINE)
-        if not getattr(self, "editable_mode", False):
-            dst = os.path.join(self.build_lib, "econarena_evals", "registry")
-            shutil.rmtree(dst, ignore_errors=True)
-            shutil.copytree(os.path.join(HERE, "registry"), dst)
+        dst = os.path.join(self.build_lib, "econarena_evals", "registry")
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(os.path.join(HERE, "registry"), dst)
 
     def get_outputs(self, *args, **kwargs):
-        return super().get_outputs(*args, **kwargs) + [os.path.join(self.build_lib, PTH_NAME)]
+        extra = [] if getattr(self, "editable_mode", False) else [os.path.join(self.build_lib, PTH_NAME)]
+        return super().get_outputs(*args, **kwargs) + extra
 
-    def get_output_mapping(self):
-        mapping = super().get_output_mapping()
-        mapping[os.path.join(self.build_lib, PTH_NAME)] = os.path.join(HERE, PTH_NAME)
-        return mapping
+
+class _WithStartUpLine:
+    """An editable-wheel strategy that also writes the .pth line at the wheel's root (site-packages
+    once installed). Its name sorts after setuptools' ``__editable__.*.pth``, which site runs first,
+    so the hook module is importable from the checkout when the line runs."""
+
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    def __call__(self, wheel, files, mapping):
+        self.strategy(wheel, files, mapping)
+        wheel.writestr(PTH_NAME, PTH_LINE.encode("utf-8"))
+
+    def __enter__(self):
+        self.strategy.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        return self.strategy.__exit__(*exc_info)
+
+
+CMDCLASS = {"build_py": build_py_with_registry}
+if editable_wheel is not None:
+
+    class editable_wheel_with_hook(editable_wheel):
+        """``pip install -e .``: the same start-up line as a regular install (PEP 660 wheels are
+        built by setuptools' own strategies, which carry only the package's path or finder)."""
+
+        def _select_strategy(self, *args, **kwargs):
+            return _WithStartUpLine(super()._select_strategy(*args, **kwargs))
+
+    CMDCLASS["editable_wheel"] = editable_wheel_with_hook
 
 
 LEAN_RUNTIME = [
@@ -70,22 +110,24 @@ setup(
         "Programming Language :: Python :: 3 :: Only",
     ]
     + [f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)],
-    packages=["econarena_evals", "econarena_evals.games"],
+    packages=find_packages(include=["econarena_evals", "econarena_evals.*"]),
     py_modules=["econarena_evals_hook"],
-    package_data={"econarena_evals": ["references.json"]},
-    cmdclass={"build_py": build_py_with_registry},
+    package_data={"econarena_evals.core": ["references.json"],
+                  "econarena_evals.report": ["static/*.css", "static/*.js"]},  # report.html's style and script
+    cmdclass=CMDCLASS,
     install_requires=LEAN_RUNTIME,
     extras_require={
         "evals": ["evals==3.0.1.post1"],
         # markdown-it-py: the CommonMark renderer the report.md escaping test renders with
-        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3"],
+        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3", "ruff>=0.5"],
         "report": ["matplotlib>=3.5"],
     },
     entry_points={
         "console_scripts": [
-            "econarena-summary=econarena_evals.summary:main",
-            "econarena-report=econarena_evals.report:main",
-            "econarena-plan=econarena_evals.plan:main",
+            "econarena-summary=econarena_evals.report.summary:main",
+            "econarena-report=econarena_evals.report.build:main",
+            "econarena-plan=econarena_evals.run.plan:main",
+            "econarena-run=econarena_evals.run.run_set:main",
         ]
     },
 )

@@ -93,7 +93,7 @@ def engine_time_per_decision(write_log: bool = False) -> float:
     from evals.record import LocalRecorder, RecorderBase
     from evals.registry import Registry
 
-    from econarena_evals.eval import EconArena
+    from econarena_evals.run.eval import EconArena
 
     class Reply(CompletionResult):
         def get_completions(self):

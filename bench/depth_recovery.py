@@ -28,10 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from econarena_evals import depth  # noqa: E402
-from econarena_evals.logs import read_log  # noqa: E402
-from econarena_evals.references import GAMA_LABEL  # noqa: E402
 from gama_depth import flag, gama_fits, gama_table  # noqa: E402
+
+from econarena_evals.core import depth  # noqa: E402
+from econarena_evals.core.references import GAMA_LABEL  # noqa: E402
+from econarena_evals.log.evallog import read_log  # noqa: E402
 
 EVAL = "econarena.beauty_L.test.v0"
 N, P = 5, 2 / 3

@@ -7,7 +7,7 @@ beauty_L.test's first run (100 sessions × 5 seats = 500 choices), fits each wit
 sessions, and prints the first data set's estimate and interval, then over all data sets: the
 mean and sd of the estimate, the largest error, how often the interval covered the truth, the mean
 interval width, and the time per fit (grid, refinement and bootstrap together). This exercises
-econarena_evals/depth.py alone; bench/depth_recovery.py plays the econarena/ch players through oaieval.
+econarena_evals/core/depth.py alone; bench/depth_recovery.py plays the econarena/ch players through oaieval.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from econarena_evals import depth  # noqa: E402
+from econarena_evals.core import depth  # noqa: E402
 
 
 def main() -> int:

@@ -7,7 +7,7 @@ econarena.beauty_hist.test against the local test server, 100 sessions, 61 event
 records them again, session by session, into evals' own LocalRecorder, three ways:
 
 - buffered: evals as shipped (writes every 100 events and 10 s, and at exit);
-- durable: ``resume.durable()`` after each session (what the eval does: written to the OS);
+- durable: ``durable.durable()`` after each session (what the eval does: written to the OS);
 - durable+fsync: the same plus ``os.fsync`` of the log (what a lost machine would need).
 
 Prints the time per session of each (recording the events, serializing and writing them, the
@@ -34,7 +34,7 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-local")  # evals needs one at import
 import evals.base  # noqa: E402
 import evals.record  # noqa: E402
 
-from econarena_evals import resume  # noqa: E402
+from econarena_evals.run.durable import durable  # noqa: E402
 
 
 def make_log(path: Path, sessions: int) -> None:
@@ -74,7 +74,7 @@ def record_all(sessions, log: Path, mode: str) -> list[float]:
             for type_, data in events:
                 evals.record.record_event(type_, data)
             if mode != "buffered":
-                resume.durable(recorder)
+                durable(recorder)
             if mode == "durable+fsync":
                 fd = os.open(log, os.O_RDONLY)
                 try:

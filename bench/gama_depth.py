@@ -4,7 +4,7 @@
 
 Data: GAMA-Bench's published round-1 choices (5 games × 10 players = 50 per model, p = 2/3, integer
 answers on [0, 100]) as histograms in bins of 10 (econarena_evals/references.json). Fit: the binned
-cognitive-hierarchy likelihood with n = 10 in the best response (econarena_evals/depth.py); the
+cognitive-hierarchy likelihood with n = 10 in the best response (econarena_evals/core/depth.py); the
 interval is a 95 % percentile bootstrap that resamples choices (the histogram has lost its games),
 so it ignores correlation within a game and is, if anything, too narrow.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from econarena_evals import depth  # noqa: E402
-from econarena_evals.references import GAMA_LABEL, gama_round1, load_references  # noqa: E402
+from econarena_evals.core import depth  # noqa: E402
+from econarena_evals.core.references import GAMA_LABEL, gama_round1, load_references  # noqa: E402
 
 N_PLAYERS, P = 10, 2 / 3
 

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from econarena_evals.logs import read_log  # noqa: E402
+from econarena_evals.log.evallog import read_log  # noqa: E402
 
 NAGEL_MEAN, NAGEL_MEDIAN = 36.73, 33.0
 NAGEL_PERIODS = (39.7, 28.6, 20.2, 16.7)

@@ -10,7 +10,7 @@ stops the run once the server answered ``--at`` calls (``quota``: the key's quot
 ``econarena-summary`` prints) against a healthy server. Printed per case: calls answered by each run,
 the calls needed (an uninterrupted run of the same cell), the calls paid twice, the requests in
 flight at the stop, and whether the resumed final report is the uninterrupted run's byte for byte.
-The scenario code is the end-to-end test's (``tests/test_stops.py``), at full size.
+The scenario code is the end-to-end test's (``tests/run/test_stops.py``), at full size.
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "run")]
+
+from test_stops import environment, report_bytes, stop_and_resume, uninterrupted  # noqa: E402
 
 from openai_server import OpenAIServer, RateLimiter  # noqa: E402
 from policies import scripted  # noqa: E402
-from test_stops import environment, report_bytes, stop_and_resume, uninterrupted  # noqa: E402
 
 DEFAULT = "quota:beauty_L,ctrl-c:beauty_L,sigterm:beauty_L,kill-9:beauty_L," \
           "quota:beauty_hist,ctrl-c:beauty_hist,sigterm:beauty_hist,kill-9:beauty_hist"

@@ -25,10 +25,10 @@ LAUNCHER = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[2:
             "sys.exit(code)")
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from openai_server import OpenAIServer, with_reply  # noqa: E402
+from econarena_evals.log.evallog import read_log  # noqa: E402
+from econarena_evals.log.filing import filing_problems  # noqa: E402
 
-from econarena_evals.filing import filing_problems  # noqa: E402
-from econarena_evals.logs import read_log  # noqa: E402
+from openai_server import OpenAIServer, with_reply  # noqa: E402
 
 
 def run(server: OpenAIServer, sessions: int, tmp: str, root: Path) -> tuple[int, float, float, float, str]:

@@ -34,7 +34,7 @@ def main() -> None:
     bindir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
     env.update(PYTHONPATH=str(ROOT), EVALS_SHOW_EVAL_PROGRESS="")
-    evals = subprocess.run([str(bindir / "python"), "-m", "econarena_evals.evalset", "econarena-full"], env=env,
+    evals = subprocess.run([str(bindir / "python"), "-m", "econarena_evals.run.evalset", "econarena-full"], env=env,
                            check=True, capture_output=True, text=True).stdout.split()
     opts.logs.mkdir(parents=True, exist_ok=True)
     for player in PLAYERS[: opts.players]:
@@ -71,11 +71,11 @@ def main() -> None:
 
 def paired_batch() -> None:
     """The paired comparisons of a full report in one batch: 28 pairs x 6 metrics x 13 columns,
-    100 sessions each, 2,000 resamples (tests/test_paired.py checks the same batch's figures)."""
+    100 sessions each, 2,000 resamples (tests/score/test_paired.py checks the same batch's figures)."""
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from econarena_evals.paired import paired_comparisons
+    from econarena_evals.score.paired import paired_comparisons
 
     d = np.random.default_rng(0).normal(0, 0.1, size=(28 * 6 * 13, 100))
     start = time.perf_counter()

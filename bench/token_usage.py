@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from econarena_evals.logs import read_log  # noqa: E402
+from econarena_evals.log.evallog import read_log  # noqa: E402
 
 CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H", "auction_hist")
 

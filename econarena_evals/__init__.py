@@ -1,0 +1,18 @@
+"""EconArena for OpenAI Evals: the games of "Economics Arena for Large Language Models" as evals.
+
+The folders, from the bottom layer up; each may import only the folders above it in this list
+(``tests/test_layering.py`` holds them to it), and each ``__init__`` states its rule:
+
+- ``core``: plain data (sessions, runs, prompts, answers) and pure helpers;
+- ``games``: one module per game, everything about that game;
+- ``score``: the EconArena Score, intervals and paired comparisons;
+- ``calls``: seat calls to an endpoint (errors, pacing, retries, deadlines);
+- ``fns``: the completion fns (``econarena/chat``, the built-in players) and who played;
+- ``integration``: whatever knows evals' internals (the start-up hook's patches, the one wrapper
+  on evals' recorder, the exit status of the ``oaieval`` process);
+- ``log``: the log format, writing and reading it;
+- ``run``: one ``oaieval`` run (the eval, its config, plan, progress, resume, exit status);
+- ``report``: ``econarena-summary``, ``econarena-report`` and ``report.html``.
+
+docs/architecture.md has the map and the path of one seat call through it.
+"""

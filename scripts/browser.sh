@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless Chromium for the report page's browser tests (tests/test_report_html.py): Debian's
+# Headless Chromium for the report page's browser tests (tests/report/test_report_html.py): Debian's
 # `chromium` package, installed only where no Chromium is found, so this is a no-op on a machine
 # that has one (or CHROMIUM=/path/to/chrome set).
 set -euo pipefail

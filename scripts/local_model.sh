@@ -153,7 +153,7 @@ play() {
   bash "$ROOT/scripts/setup.sh"
   export PATH="$VENV/bin:$PATH"
   local evals
-  if [ -n "$cell" ]; then IFS=, read -ra evals <<<"$cell"; evals=("${evals[@]/#/econarena.}"); else mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.evalset econarena); fi
+  if [ -n "$cell" ]; then IFS=, read -ra evals <<<"$cell"; evals=("${evals[@]/#/econarena.}"); else mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.run.evalset econarena); fi
   local started="" base
   if ! running_pid >/dev/null; then started=1; fi
   base=$(serve)

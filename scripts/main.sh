@@ -15,7 +15,7 @@ bash scripts/setup.sh
 export PATH="$VENV/bin:$PATH"
 RUN_DIR=${RUN_DIR:-runs/main-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$RUN_DIR"
-mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.evalset econarena)
+mapfile -t evals < <("$VENV/bin/python" -m econarena_evals.run.evalset econarena)
 for player in econarena/nash econarena/random; do
   for eval in "${evals[@]}"; do
     log="$RUN_DIR/${player//\//_}/$eval.jsonl"

@@ -21,10 +21,10 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from econarena_evals.log.evallog import read_log  # noqa: E402
+
 from openai_server import OpenAIServer  # noqa: E402
 from policies import scripted  # noqa: E402
-
-from econarena_evals.logs import read_log  # noqa: E402
 
 MODEL = "econarena/chat:my-local-model"
 ARENA = f"beauty_hist (arena: {MODEL}, econarena/human)"

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import pytest
+from evals.base import RunSpec
+from evals.record import DummyRecorder
 from hypothesis import settings
 
 # Property tests check invariants, not speed: a slow CI machine must not turn them into failures.
@@ -86,7 +88,7 @@ def base_env(source: bool = True) -> dict[str, str]:
     return env
 
 
-ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.exit_status)
+ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.run.exit_status)
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300,
@@ -127,3 +129,12 @@ def model_env(server: OpenAIServer) -> dict[str, str]:
     env["OPENAI_BASE_URL"] = server.base_url
     env["OPENAI_API_KEY"] = "sk-test-local"
     return env
+
+
+@pytest.fixture
+def recorder():
+    """A default recorder: the built-in players record a sampling event for every answer."""
+    rec = DummyRecorder(RunSpec(completion_fns=["x"], eval_name="e.s", base_eval="e", split="s",
+                                run_config={}, created_by=""), log=False)
+    with rec.as_default_recorder("e.s.0"):
+        yield rec

@@ -251,6 +251,17 @@ class OpenAIServer:
         with self._lock:
             return sum(1 for r in self.requests[since:until] if r.get("done", float("inf")) >= at)
 
+    def usage_sent(self, model: str) -> dict[str, int]:
+        """The tokens this server billed ``model``'s answered calls, as its usage said: prompt,
+        completion and reasoning tokens, and the calls."""
+        with self._lock:
+            sent = [r["usage"] for r in self.requests if r.get("answered") and r["body"].get("model") == model]
+        return {"calls": len(sent),
+                "prompt_tokens": sum(u["prompt_tokens"] for u in sent if u),
+                "completion_tokens": sum(u["completion_tokens"] for u in sent if u),
+                "reasoning_tokens": sum((u.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
+                                        for u in sent if u)}
+
     def paths(self) -> list[str]:
         with self._lock:
             return [r["path"] for r in self.requests]
@@ -404,6 +415,7 @@ class OpenAIServer:
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                     if status == 200 and fault != "truncated":
                         record["answered"] = True  # a whole answer went out: a paid call
+                        record["usage"] = payload.get("usage") if isinstance(payload, dict) else None
                 record["done"] = time.perf_counter()
 
         return Handler

@@ -5,10 +5,10 @@ import json
 import subprocess
 
 import pytest
+
+from econarena_evals.log.evallog import read_log
+
 from conftest import REGISTRY, base_env, cli, run_cli
-
-from econarena_evals.logs import read_log
-
 
 BAD_ARGS = [
     (1, {"bogus": "1"}, "unknown eval arg(s) bogus; EconArena takes:"),
@@ -29,7 +29,7 @@ def make_eval(n_fns: int, cell: str, **args):
     from evals.api import CompletionFn
     from evals.registry import Registry
 
-    from econarena_evals.eval import EconArena
+    from econarena_evals.run.eval import EconArena
 
     class Idle(CompletionFn):  # never called: every refusal comes before any call
         def __call__(self, prompt, **kwargs):

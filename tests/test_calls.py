@@ -1,11 +1,11 @@
 """Seat-call plumbing in-process: order, retries, deadlines, the breaker and contextvars."""
 import contextvars
-import time
 import threading
+import time
+
+from econarena_evals.calls.engine import OPEN_WIDE, RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
 
 from openai_server import FifoSlots
-
-from econarena_evals.calls import OPEN_WIDE, RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 

@@ -10,11 +10,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CELLS, REGISTRY, base_env, cli, run_cli
 
-from econarena_evals.logs import EvalLog, read_log
-from econarena_evals.metrics import METRICS
-from econarena_evals.filing import filing_problems
+from econarena_evals.log.evallog import EvalLog, read_log
+from econarena_evals.log.filing import filing_problems
+from econarena_evals.score.metrics import METRICS
+
+from conftest import CELLS, REGISTRY, base_env, cli, run_cli
 
 
 def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) -> EvalLog:

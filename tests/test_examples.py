@@ -6,9 +6,9 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT, base_env
+from econarena_evals.log.evallog import read_log
 
-from econarena_evals.logs import read_log
+from conftest import ROOT, base_env
 
 
 def readme_block(marker: str) -> str:

@@ -9,12 +9,13 @@ import socket
 import time
 
 import pytest
+from test_e2e import assert_rescores
+
+from econarena_evals.log.evallog import read_log
+
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import Faults, OpenAIServer
 from policies import scripted
-
-from econarena_evals.logs import read_log
-from test_e2e import assert_rescores
 
 FAST_RETRIES = "backoff_base_s=0.02,backoff_cap_s=0.1"
 

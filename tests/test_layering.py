@@ -87,5 +87,48 @@ def test_no_function_local_imports_of_the_package_s_own_modules():
 
 def test_the_data_modules_import_nothing_from_the_games():
     edges, _ = graph()
-    for data in ("econarena_evals.sessions", "econarena_evals.outcome", "econarena_evals.prompts"):
+    for data in ("econarena_evals.core.sessions", "econarena_evals.core.outcome", "econarena_evals.core.prompts"):
         assert not any(t.startswith("econarena_evals.games") for t in edges[data]), data
+
+
+# The folders from the bottom layer up (econarena_evals/__init__.py): a module may import its own
+# folder and the folders before its own, never one after it.
+LAYERS = ("core", "games", "score", "calls", "fns", "integration", "log", "run", "report")
+# Folders whose modules must not import evals at all: the pure core and the call engine.
+WITHOUT_EVALS = ("core", "games", "score", "calls")
+
+
+def folder(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else ""
+
+
+def test_every_module_sits_in_a_folder_of_the_layering():
+    edges, _ = graph()
+    flat = [m for m in edges if m != "econarena_evals" and folder(m) not in LAYERS]
+    assert flat == []
+    assert sorted({folder(m) for m in edges if m != "econarena_evals"}) == sorted(LAYERS)
+
+
+def test_no_folder_imports_a_folder_above_its_own():
+    edges, _ = graph()
+    upward = []
+    for m, targets in edges.items():
+        if m == "econarena_evals":
+            continue
+        for t in targets:
+            if t != "econarena_evals" and LAYERS.index(folder(t)) > LAYERS.index(folder(m)):
+                upward.append(f"{m} imports {t}")
+    assert upward == []
+
+
+def test_the_core_the_games_the_scores_and_the_call_engine_import_no_evals():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if folder(module_name(path)) not in WITHOUT_EVALS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{module_name(path)} imports {n}" for n in names if n == "evals" or n.startswith("evals.")]
+    assert found == []

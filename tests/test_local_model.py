@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, base_env
-from test_report_html import browse, fragment
+from browser import browse, fragment
 
-from econarena_evals.logs import read_log
+from econarena_evals.log.evallog import read_log
+
+from conftest import ROOT, base_env
 
 CELL, SEATS, RUNS, MAX_TOKENS = "beauty_L", 2, 3, 128
 KEYS = ("understanding", "choice", "reason")
@@ -49,7 +50,7 @@ def sampling_events(path: Path) -> list[dict]:
     return [r["data"] for r in rows(path) if r.get("type") == "sampling"]
 
 
-# ---- the contract's answer rules (docs/contract.md §5), independent of econarena_evals.answers ----
+# ---- the contract's answer rules (docs/contract.md §5), independent of econarena_evals.core.answers ----
 
 NUMBER_TEXT = re.compile(r"[ \t]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?[ \t]*\Z")
 

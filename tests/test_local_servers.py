@@ -10,13 +10,14 @@ bench/local_server.py prints the wall times against what the slots allow (docs/b
 from __future__ import annotations
 
 import pytest
+
+from econarena_evals.calls.engine import OPEN_WIDE, SLOW_START_GROWTH
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+
 from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
-
-from econarena_evals.calls import OPEN_WIDE, SLOW_START_GROWTH
-from econarena_evals.filing import filing_problems
-from econarena_evals.logs import read_log
 
 # (slots, seconds a request decodes, sessions): the whole run's work is 5 s on one slot, 3.75 s on four
 SERVERS = {1: (0.05, 2), 4: (0.1, 3)}  # the opening burst alone waits 3.2 s and 1.6 s in them

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 import time
+import uuid
 from pathlib import Path
 
 from conftest import REGISTRY, ROOT, base_env, cli
@@ -51,3 +51,20 @@ def test_main_job_reports_only_its_own_logs(tmp_path):
     assert len(files) == 10 and all(run_dir in f.parents for f in files)
     assert {c["player"] for c in data["conditions"]} == {"econarena/nash", "econarena/random"}
     assert "econarena/level1" not in proc.stdout
+    # the README's example is what main.sh prints: the summary table and its legend, byte for byte
+    assert summary_table(proc.stdout) == readme_example(), "README.md's example differs from main.sh's summary"
+
+
+def summary_table(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("player "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("mean [95 % bootstrap"))
+    return lines[start:end + 1]
+
+
+def readme_example() -> list[str]:
+    """The fenced block of README.md that starts with the summary's header line."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("player ") and "eas" in line)
+    end = lines.index("```", start)
+    return lines[start:end]

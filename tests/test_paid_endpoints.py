@@ -11,12 +11,13 @@ import json
 import subprocess
 
 import pytest
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+
 from conftest import REGISTRY, base_env, cli
 from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
-
-from econarena_evals.logs import read_log
-from econarena_evals.filing import filing_problems
 
 pytestmark = pytest.mark.e2e
 

@@ -10,9 +10,19 @@ except ImportError:  # openai 2.x (Python 3.9)
 import openai
 import pytest
 
-from econarena_evals import calls
-from econarena_evals.calls import (RUN, CallPolicy, Lane, RunStopped, call_all, fatal_cause, is_endpoint_failure,
-                                   is_rate_limited, parse_duration, server_wait)
+from econarena_evals.calls import engine as calls
+from econarena_evals.calls.engine import (
+    RUN,
+    CallPolicy,
+    Lane,
+    RunStopped,
+    call_all,
+    fatal_cause,
+    is_endpoint_failure,
+    is_rate_limited,
+    parse_duration,
+    server_wait,
+)
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 

@@ -8,20 +8,29 @@ list it in ``GAMES``, and give it registry YAML and samples (docs/architecture.m
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 from types import ModuleType
 from typing import Any, Mapping, Sequence, Union
 
-from ..outcome import RunOutcome
-from ..prompts import PromptFacts, prompt_text, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import PromptFacts, prompt_text, seat_and_run
+from ..core.sessions import SHARED_FIELDS, CellConfig, Session
 from . import beauty, first_price, second_price
 from .protocol import MEMBERS, Game, ReportLabels
 
 GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
-__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "read_prompt", "check_cell", "session_from_sample",
-           "draw_session", "run_event", "outcome_from_event"]
+__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "report_labels", "read_prompt", "cell", "param_fields", "draw_fields",
+           "check_cell", "session_from_sample", "draw_session", "run_event", "outcome_from_event"]
+
+
+UNKNOWN_LABELS = ReportLabels(distance="", first_run="", first_run_max=1.0, human="")
+
+
+def report_labels(name: object) -> ReportLabels:
+    """The game's report labels; for a name no game has (a log from elsewhere), labels that name nothing."""
+    return GAMES[name].REPORT if isinstance(name, str) and name in GAMES else UNKNOWN_LABELS
 
 
 def get(name: str) -> Game:
@@ -33,6 +42,34 @@ def get(name: str) -> Game:
 
 
 # ---- everything that is looked up by a game's name: here, above the data modules and the games ----
+
+def param_fields() -> list[dataclasses.Field]:
+    """Every game's cell parameters, each once (games may share a ``Params``), in the games' order."""
+    out: dict[str, dataclasses.Field] = {}
+    for game in GAMES.values():
+        for f in dataclasses.fields(game.Params):
+            out.setdefault(f.name, f)
+    return list(out.values())
+
+
+def cell(args: Mapping[str, Any]) -> CellConfig:
+    """The cell of these eval args: the shared fields, and the game's ``Params`` from the args it takes
+    (another game's args are not its and are left out, as they always were). Not yet checked by the
+    game: ``check_cell``."""
+    shared = {k: v for k, v in args.items() if k in SHARED_FIELDS and k != "game"}
+    base = CellConfig(game=args.get("game"), **shared)  # type: ignore[arg-type]  # the shared checks first
+    params = get(base.game).Params
+    names = {f.name for f in dataclasses.fields(params)}
+    return dataclasses.replace(base, params=params(**{k: v for k, v in args.items() if k in names}))
+
+
+def draw_fields(cell: CellConfig) -> dict[str, Any]:
+    """What the cell's samples file depends on: the game, runs, seats and the game's draw parameters."""
+    out = {k: getattr(cell, k) for k in SHARED_FIELDS if k != "history_runs"}
+    out.update({f.name: getattr(cell.params, f.name) for f in dataclasses.fields(cell.params)
+                if f.metadata.get("draw")})
+    return out
+
 
 def check_cell(cell: CellConfig) -> CellConfig:
     """The cell, if its game accepts its parameters; ValueError naming every problem otherwise."""
@@ -56,8 +93,9 @@ def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
 
 def read_prompt(prompt: Union[str, Sequence[Any]]) -> PromptFacts:
     """The game facts a seat's prompt states: which game, the seat, the run, the range or the seat's
-    value and assets, and the history shown (``prompts.PromptFacts``). The documented way for a
-    completion fn of your own to read the game; ValueError for any other text."""
+    value and assets, and the history shown: the game's ``Facts``, a ``prompts.PromptFacts`` (docs/players.md
+    lists every game's fields). The documented way for a completion fn of your own to read the game;
+    ValueError for any other text."""
     text = prompt_text(prompt)
     seat_and_run(text)
     for game in GAMES.values():

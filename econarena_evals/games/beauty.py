@@ -8,15 +8,26 @@ from __future__ import annotations
 import math
 import random
 import re
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from .. import depth
-from ..outcome import RunOutcome, SeatOutcome, finite_or_none
-from ..prompts import (ANSWER_FORMAT, NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block,
-                       messages, players_list, seat_and_run)
-from ..sessions import CellConfig, Session
-from ..references import GAMA_LABEL, load_references
-from .protocol import Reference, Move, ReportLabels
+from ..core import depth, prompts
+from ..core.outcome import RunOutcome, SeatOutcome, finite_or_none
+from ..core.prompts import (
+    ANSWER_FORMAT,
+    NUM,
+    PromptFacts,
+    actions_list,
+    float_or_none,
+    fmt,
+    history_block,
+    messages,
+    players_list,
+    seat_and_run,
+)
+from ..core.references import GAMA_LABEL, load_references
+from ..core.sessions import CellConfig, Session
+from .protocol import Move, Reference, ReportLabels
 
 NAME = "beauty"
 TARGET_RATIO = 2 / 3
@@ -34,7 +45,50 @@ REPORT = ReportLabels(
     human="humans, calibrated to Nagel (1995)",
     human_convergence=("humans, Nagel (1995), shown each period's result", tuple(m / 100 for m in NAGEL_PERIOD_MEANS)),
     human_marker=(NAGEL_FIRST_MEDIAN / 100, "Nagel median"),
+    session_params=("c_bar", "prize"),
+    outcome="target",
+    action="choice",
 )
+
+
+# ---- the game's own data ----
+
+@dataclass(frozen=True)
+class Params:
+    """The cell parameters of a beauty contest (eval args; ``draw``: the samples file depends on it)."""
+
+    prize: float = 100.0
+    c_bar_min: int = field(default=10, metadata={"draw": True})
+    c_bar_max: int = field(default=100, metadata={"draw": True})  # exclusive, as in "uniform in [10, 100)"
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a session draws: the top of its range."""
+
+    c_bar: int
+
+    def to_sample(self) -> dict[str, Any]:
+        return {"c_bar": self.c_bar}
+
+
+@dataclass(frozen=True)
+class Facts(PromptFacts):
+    """What a beauty-contest prompt states besides the shared facts (``upper`` is c̄)."""
+
+    past_averages: tuple[Optional[float], ...] = ()  # each shown run's average, oldest first; None: no valid choice
+
+
+@dataclass(frozen=True)
+class PastRun(prompts.PastRun):
+    average: Optional[float] = None  # mean of the valid choices
+    target: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Outcome(RunOutcome):
+    prize: float = 0.0
+    target: Optional[float] = None  # None: no valid choice
 
 
 # ---- rules and scoring ----
@@ -88,64 +142,75 @@ def score_run(
         )
         for i, (c, ok) in enumerate(zip(choices, valid))
     )
-    return RunOutcome(
-        game=NAME, scale=float(c_bar), prize=float(prize), seats=seats, winners=winners, target=target
-    )
+    return Outcome(game=NAME, scale=float(c_bar), seats=seats, winners=winners, prize=float(prize), target=target)
 
 
 def score(cell: CellConfig, session: Session, run: int, actions: Sequence[Optional[float]],
           players: Sequence[str]) -> RunOutcome:
-    assert session.c_bar is not None
-    return score_run(actions, session.c_bar, cell.prize, players)
+    return score_run(actions, session.drawn.c_bar, cell.params.prize, players)
 
 
-def win_share(run: RunOutcome, seat: SeatOutcome) -> float:
+def win_share(run: Outcome, seat: SeatOutcome) -> float:
     """The share of the prize the seat took."""
     return seat.payoff / run.prize if run.prize else 0.0
 
 
 def event_params(cell: CellConfig, session: Session, run: int) -> dict[str, Any]:
-    return {"c_bar": session.c_bar, "prize": cell.prize}
+    return {"c_bar": session.drawn.c_bar, "prize": cell.params.prize}
 
 
-def event_result(outcome: RunOutcome) -> dict[str, Any]:
+def event_result(outcome: Outcome) -> dict[str, Any]:
     return {"target": outcome.target}
 
 
 def outcome_from_event(event: Mapping[str, Any]) -> RunOutcome:
-    return RunOutcome(
+    return Outcome(
         game=NAME,
         scale=float(event["c_bar"]),
-        prize=float(event["prize"]),
         seats=tuple(SeatOutcome.from_dict(s) for s in event["seats"]),
         winners=tuple(int(w) for w in event["winners"]),
+        prize=float(event["prize"]),
         target=event.get("target"),
     )
+
+
+def past_run(outcome: Outcome, run: int) -> PastRun:
+    actions = tuple(s.action if s.valid else None for s in outcome.seats)
+    valid = [a for a in actions if a is not None]
+    return PastRun(run=run + 1, actions=actions, winners=outcome.winners,
+                   average=math.fsum(valid) / len(valid) if valid else None, target=outcome.target)
+
+
+def typical_past_run(run: int, seats: int, action: float) -> PastRun:
+    return PastRun(run=run + 1, actions=(action,) * seats, winners=(1,), average=action,
+                   target=round(action * 2 / 3, 2))
 
 
 # ---- sessions ----
 
 def cell_problems(cell: CellConfig) -> list[str]:
+    p: Params = cell.params
     problems = []
-    if not cell.prize > 0:
-        problems.append(f"prize must be > 0, got {cell.prize}")
-    if not 0 < cell.c_bar_min < cell.c_bar_max:
-        problems.append(f"need 0 < c_bar_min < c_bar_max, got {cell.c_bar_min}, {cell.c_bar_max}")
+    if not p.prize > 0:
+        problems.append(f"prize must be > 0, got {p.prize}")
+    if not 0 < p.c_bar_min < p.c_bar_max:
+        problems.append(f"need 0 < c_bar_min < c_bar_max, got {p.c_bar_min}, {p.c_bar_max}")
     return problems
 
 
 def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
-    return Session(index=index, c_bar=rng.randrange(cell.c_bar_min, cell.c_bar_max))
+    return Session(index=index, drawn=Draw(rng.randrange(cell.params.c_bar_min, cell.params.c_bar_max)))
 
 
 def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig) -> Session:
+    p: Params = cell.params
     c_bar = sample.get("c_bar")
-    if not isinstance(c_bar, int) or not cell.c_bar_min <= c_bar < cell.c_bar_max:
+    if not isinstance(c_bar, int) or not p.c_bar_min <= c_bar < p.c_bar_max:
         raise ValueError(
             f"session {index}: c_bar {c_bar!r} is not an integer in "
-            f"[{cell.c_bar_min}, {cell.c_bar_max}); regenerate the samples file"
+            f"[{p.c_bar_min}, {p.c_bar_max}); regenerate the samples file"
         )
-    return Session(index=index, c_bar=c_bar)
+    return Session(index=index, drawn=Draw(c_bar))
 
 
 # ---- prompt ----
@@ -181,9 +246,8 @@ def prompt(*, seat: int, n: int, run: int, runs: int, c_bar: float, prize: float
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,
                 past: Sequence[PastRun]) -> list[dict[str, str]]:
-    assert session.c_bar is not None
-    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, c_bar=session.c_bar, prize=cell.prize,
-                  past=past)
+    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, c_bar=session.drawn.c_bar,
+                  prize=cell.params.prize, past=past)
 
 
 _N = re.compile(r"game with (\d+) players")
@@ -191,7 +255,7 @@ _RANGE = re.compile(r"chooses a real number between 0 and " + NUM)
 _AVERAGE = re.compile(r"Average of valid choices: (invalid|" + NUM[1:-1] + r")\.")
 
 
-def read_prompt(text: str) -> Optional[PromptFacts]:
+def read_prompt(text: str) -> Optional[Facts]:
     if "number-guessing game" not in text:
         return None
     seat, run, runs = seat_and_run(text)
@@ -199,25 +263,25 @@ def read_prompt(text: str) -> Optional[PromptFacts]:
     if upper is None or n is None:
         raise ValueError("beauty-contest prompt without range or player count")
     averages = tuple(float_or_none(m.group(1)) for m in _AVERAGE.finditer(text))
-    return PromptFacts(NAME, seat, int(n.group(1)), run, runs, float(upper.group(1)), past_averages=averages)
+    return Facts(NAME, seat, int(n.group(1)), run, runs, float(upper.group(1)), past_averages=averages)
 
 
 # ---- reference players ----
 
-def last_average(facts: PromptFacts) -> Optional[float]:
+def last_average(facts: Facts) -> Optional[float]:
     """The average of the valid choices of the last run the prompt shows, if any."""
     return facts.past_averages[-1] if facts.past_averages else None
 
 
-def nash(facts: PromptFacts, rng: random.Random) -> Move:
+def nash(facts: Facts, rng: random.Random) -> Move:
     return 0.0, "Iterated elimination of dominated choices leaves only 0."
 
 
-def random_play(facts: PromptFacts, rng: random.Random) -> Move:
+def random_play(facts: Facts, rng: random.Random) -> Move:
     return rng.uniform(0.0, facts.upper), "A uniform draw over the allowed range."
 
 
-def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
+def level_k(facts: Facts, rng: random.Random, k: int) -> Move:
     """(2/3)^k * c_bar / 2 with no history; with history, (2/3)^k times the last run's average."""
     factor = (2 / 3) ** k
     anchor = last_average(facts)
@@ -226,7 +290,7 @@ def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
     return factor * anchor, f"I take last run's average and apply {k} step(s) of 2/3."
 
 
-def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+def cognitive_hierarchy(facts: Facts, rng: random.Random, tau: float, sigma: float) -> Move:
     """A draw from the cognitive hierarchy (Camerer, Ho and Chong 2004; depth.sample_ch): a step from
     Poisson(τ); step 0 uniform, step k its CH point for n = the table's size and p = 2/3, plus noise of
     sd σ (shares), truncated to the range. No history: scaled to [0, c_bar] (step 0's mean is c_bar/2).
@@ -240,12 +304,10 @@ def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigm
         f"A cognitive-hierarchy step (tau = {tau:g}) on last run's average instead of c/2.")
 
 
-def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
+def shade(facts: Facts, rng: random.Random, share: float) -> Move:
     """The bidders' players have no bid to shade here: they play like level 1."""
     return level_k(facts, rng, 1)
 
-
-overbid = shade
 
 # Nagel (1995), first period, p = 2/3, [0, 100]: mean 36.73, median 33, spikes at 50 * (2/3)^n.
 # A mixture of level-0 (uniform) and level-1..3 types with noise around their spikes. Weights are
@@ -279,7 +341,7 @@ def human_first_run_share(rng: random.Random) -> float:
     return min(1.0, max(0.0, rng.gauss(centre, sd)))
 
 
-def human(facts: PromptFacts, rng: random.Random) -> Move:
+def human(facts: Facts, rng: random.Random) -> Move:
     upper = facts.upper
     anchor = last_average(facts)
     if anchor is not None:

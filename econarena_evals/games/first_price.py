@@ -15,32 +15,59 @@ from __future__ import annotations
 import math
 import random
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..outcome import RunOutcome
-from ..prompts import ANSWER_FORMAT, NUM, PastRun, PromptFacts, fmt, messages, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import ANSWER_FORMAT, NUM, fmt, messages, seat_and_run
+from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (action_range, cell_problems, draw_session, event_result, first_run_share, history, is_valid_bid,
-                         random_play, seat_facts, session_from_sample, win_share)
+from .sealed_bid import (
+    Draw,
+    Outcome,
+    Params,
+    PastRun,
+    action_range,
+    cell_problems,
+    draw_session,
+    event_result,
+    first_run_share,
+    history,
+    is_valid_bid,
+    past_run,
+    random_play,
+    seat_facts,
+    session_from_sample,
+    typical_past_run,
+    win_share,
+)
 
 NAME = "first_price"
 
-__all__ = ["action_range", "cell_problems", "draw_session", "event_result", "first_run_share", "history", "is_valid_bid",
-           "random_play", "session_from_sample", "win_share"]
+__all__ = ["Draw", "Outcome", "Params", "PastRun", "action_range", "cell_problems", "draw_session", "event_result",
+           "first_run_share", "history", "is_valid_bid", "past_run", "random_play", "seat_facts",
+           "session_from_sample", "typical_past_run", "win_share"]
 
 REPORT = ReportLabels(
     distance="mean distance to equilibrium d (|bid - b(v)| / A)",
     first_run="first-run bid / value",
     first_run_max=1.6,
+    **sealed_bid.BROWSER_LABELS,
     human="humans (model: between the equilibrium bid and the value)",
 )
 
 Dist = tuple[float, float, float, float]  # (mean, sd, lowest, highest) of the values
+
+
+@dataclass(frozen=True)
+class Facts(sealed_bid.Facts):
+    """An auction's facts, and the value distribution the prompt states."""
+
+    values_from: Optional[Dist] = None  # (mean, sd, lowest, highest)
 
 
 # ---- the equilibrium bid ----
@@ -90,7 +117,8 @@ def ne_bid(v: float, mean: float, sd: float, lo: float, hi: float, n: int) -> fl
 
 
 def cell_dist(cell: CellConfig) -> Dist:
-    return float(cell.value_mean), float(cell.value_sd), float(cell.value_min), float(cell.value_max)
+    p: Params = cell.params
+    return float(p.value_mean), float(p.value_sd), float(p.value_min), float(p.value_max)
 
 
 def ne_bids(values: Sequence[float], dist: Dist) -> list[float]:
@@ -120,8 +148,7 @@ def score_run(
 
 def score(cell: CellConfig, session: Session, run: int, actions: Sequence[Optional[float]],
           players: Sequence[str]) -> RunOutcome:
-    assert session.values is not None
-    return score_run(actions, session.values[run], cell_dist(cell), cell.assets, cell.fee, players)
+    return score_run(actions, session.drawn.values[run], cell_dist(cell), cell.params.assets, cell.params.fee, players)
 
 
 def event_params(cell: CellConfig, session: Session, run: int) -> dict[str, Any]:
@@ -168,37 +195,36 @@ def prompt(*, seat: int, n: int, run: int, runs: int, value: float, assets: floa
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,
                 past: Sequence[PastRun]) -> list[dict[str, str]]:
-    assert session.values is not None
-    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, value=session.values[run][seat - 1],
-                  assets=cell.assets, fee=cell.fee, dist=cell_dist(cell), past=past)
+    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, value=session.drawn.values[run][seat - 1],
+                  assets=cell.params.assets, fee=cell.params.fee, dist=cell_dist(cell), past=past)
 
 
 _DIST = re.compile(r"normal distribution with mean " + NUM + " and standard deviation " + NUM
                    + ", rounded down to a whole number and drawn again until it is between " + NUM + " and " + NUM)
 
 
-def read_prompt(text: str) -> Optional[PromptFacts]:
+def read_prompt(text: str) -> Optional[Facts]:
     if "in a first-price sealed-bid auction" not in text:
         return None
     dist = _DIST.search(text)
     if dist is None:
         raise ValueError("first-price prompt without its value distribution")
     mean, sd, lo, hi = (float(g) for g in dist.groups())
-    return sealed_bid.read_facts(NAME, text, *seat_and_run(text), values_from=(mean, sd, lo, hi))
+    return sealed_bid.read_facts(NAME, text, *seat_and_run(text), facts=Facts, values_from=(mean, sd, lo, hi))
 
 
 # ---- reference players ----
 
-def facts_ne_bid(facts: PromptFacts) -> float:
+def facts_ne_bid(facts: Facts) -> float:
     assert facts.value is not None and facts.values_from is not None
     return ne_bid(facts.value, *facts.values_from, facts.n)
 
 
-def nash(facts: PromptFacts, rng: random.Random) -> Move:
+def nash(facts: Facts, rng: random.Random) -> Move:
     return facts_ne_bid(facts), "The symmetric Bayesian-Nash bid: my value less the expected margin over the rest."
 
 
-def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
+def level_k(facts: Facts, rng: random.Random, k: int) -> Move:
     """The equilibrium bid, for every k >= 1 (README, "Players" says why). Against level-0 bids
     uniform on [0, A], level 1's best response maximizes (v - b) b^(n-1): b = (n-1)/n v, which is
     the equilibrium exactly when values are uniform; with the cells' normal values we take the
@@ -206,17 +232,15 @@ def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
     return facts_ne_bid(facts), f"Level {k}: I best-respond to bidders who shade as I do."
 
 
-def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+def cognitive_hierarchy(facts: Facts, rng: random.Random, tau: float, sigma: float) -> Move:
     """A CH step from Poisson(τ): step 0 bids uniformly on [0, A] (random_play), step k >= 1 bids as
     level k does, the equilibrium b(v) (level_k says why). σ plays no part."""
     return sealed_bid.cognitive_hierarchy(facts, rng, tau, random_play, level_k)
 
 
-def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
+def shade(facts: Facts, rng: random.Random, share: float) -> Move:
     return sealed_bid.share_of_value(facts, share)
 
-
-overbid = shade
 
 # ASSUMPTION (we know of no published human first-price figures for this setting): laboratory bidders in first-price
 # auctions bid above the risk-neutral equilibrium and below their value (Cox, Smith and Walker 1988;
@@ -231,7 +255,7 @@ def human_bid(value: float, equilibrium: float, rng: random.Random) -> float:
     return equilibrium + u * (value - equilibrium)
 
 
-def human(facts: PromptFacts, rng: random.Random) -> Move:
+def human(facts: Facts, rng: random.Random) -> Move:
     assert facts.value is not None
     bid = min(facts.upper, max(0.0, human_bid(facts.value, facts_ne_bid(facts), rng)))
     return bid, "I shade my bid below my value, but not as far as the textbook says: I do not want to lose."

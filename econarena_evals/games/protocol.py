@@ -1,8 +1,11 @@
 """What a game module provides: the one contract between a game and the rest of the package.
 
-A game is a module in ``econarena_evals.games`` that defines every name below, and one entry in
-``econarena_evals.games.GAMES``. The eval, the players, the samples generator, the metrics, the log
-reader and the report only ever call these; none of them knows which games exist.
+A game is a module in ``econarena_evals.games`` that defines every name of ``Game`` below, and one
+entry in ``econarena_evals.games.GAMES``. The eval, the players, the samples generator, the metrics,
+the log reader and the report only ever use these; none of them knows which games exist, nor any
+game's parameters, draws, prompt facts or results: a game owns its data types, and the shared ones
+hold them (``CellConfig.params``, ``Session.drawn``) or are extended by them (a game's ``Facts`` is a
+``PromptFacts``, its ``PastRun`` a ``prompts.PastRun``, its ``Outcome`` a ``RunOutcome``).
 
 Everything here is pure: plain data in, plain data out, randomness only from the ``rng`` passed in.
 """
@@ -13,9 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:  # only for annotations: the game modules import these at run time
-    from ..outcome import RunOutcome, SeatOutcome
-    from ..prompts import PastRun, PromptFacts
-    from ..sessions import CellConfig, Session
+    from ..core.outcome import RunOutcome, SeatOutcome
+    from ..core.prompts import PastRun, PromptFacts
+    from ..core.sessions import CellConfig, Session
 
 Messages = list[dict[str, str]]
 Move = tuple[float, str]  # a built-in player's (choice, reason)
@@ -23,7 +26,7 @@ Move = tuple[float, str]  # a built-in player's (choice, reason)
 
 @dataclass(frozen=True)
 class ReportLabels:
-    """What the report needs to label a game's plots."""
+    """What the report and its session browser call a game's things."""
 
     distance: str  # y axis of the convergence plot
     first_run: str  # x axis of the first-run CDF
@@ -32,6 +35,14 @@ class ReportLabels:
     # a human series for the convergence plot: (label, mean d by run), if the literature has one
     human_convergence: Optional[tuple[str, tuple[float, ...]]] = None
     human_marker: Optional[tuple[float, str]] = None  # a vertical line on the first-run plot: (x, label)
+    # the session browser: the run-event fields shown as a session's parameters, the field holding a run's
+    # result (the target, the price), the word for an action, and the field of each seat's private value
+    # (a list by seat) with the note that explains it, where the game has one
+    session_params: tuple[str, ...] = ()
+    outcome: str = ""
+    action: str = "action"
+    seat_values: Optional[str] = None
+    seat_value_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,19 +62,20 @@ class Reference:
 class Game(Protocol):
     """The attributes and functions of a game module (modules satisfy Protocols structurally)."""
 
+    # ---- rules and sessions: the cell's parameters, what the samples file holds ----
     NAME: str  # the ``game`` eval arg and the ``game`` field of its run events
-    REPORT: ReportLabels
-
-    # ---- sessions: what the samples file holds, drawn once and checked on reading ----
-    def cell_problems(self, cell: "CellConfig") -> list[str]: ...
+    Params: type  # a frozen dataclass of the game's cell parameters, each an eval arg with its default;
+    # a field with metadata {"draw": True} changes what the samples file holds
+    def cell_problems(self, cell: "CellConfig") -> list[str]: ...  # what is wrong with cell.params
     def draw_session(self, rng: random.Random, index: int, cell: "CellConfig") -> "Session": ...
     def session_from_sample(self, sample: Mapping[str, Any], index: int, cell: "CellConfig") -> "Session": ...
 
-    # ---- prompts: the text a seat reads, and reading it back for the built-in players ----
+    # ---- prompt: the text a seat reads, the history it shows, and reading it back ----
     def seat_prompt(self, cell: "CellConfig", session: "Session", run: int, seat: int,
                     past: Sequence["PastRun"]) -> Messages: ...
-    def history(self, past: Sequence["PastRun"]) -> str: ...
-    def read_prompt(self, text: str) -> Optional["PromptFacts"]: ...  # None: not this game's prompt
+    def past_run(self, outcome: "RunOutcome", run: int) -> "PastRun": ...  # what later prompts show of a run
+    def typical_past_run(self, run: int, seats: int, action: float) -> "PastRun": ...  # for the plan's counts
+    def read_prompt(self, text: str) -> Optional["PromptFacts"]: ...  # its ``Facts``; None: not this game's
     # the PromptFacts fields a seat's prompt in an event's run must hold (checks a log's transcripts)
     def seat_facts(self, event: Mapping[str, Any], seat: int) -> dict[str, float]: ...
 
@@ -73,6 +85,9 @@ class Game(Protocol):
     def event_params(self, cell: "CellConfig", session: "Session", run: int) -> dict[str, Any]: ...
     def event_result(self, outcome: "RunOutcome") -> dict[str, Any]: ...
     def outcome_from_event(self, event: Mapping[str, Any]) -> "RunOutcome": ...
+    def score_event(self, event: Mapping[str, Any], actions: Sequence[Optional[float]],
+                    players: Sequence[str]) -> "RunOutcome": ...  # the event's run, other actions
+    def action_range(self, event: Mapping[str, Any]) -> tuple[float, float]: ...  # a valid action's bounds
     def win_share(self, run: "RunOutcome", seat: "SeatOutcome") -> float: ...
 
     # ---- reference players (README, "Players") ----
@@ -81,21 +96,17 @@ class Game(Protocol):
     def level_k(self, facts: "PromptFacts", rng: random.Random, k: int) -> Move: ...
     def cognitive_hierarchy(self, facts: "PromptFacts", rng: random.Random, tau: float, sigma: float) -> Move: ...
     def human(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
+    # a bid of ``share`` times the value: below 1 shades, above 1 overbids; a game without bids says what instead
     def shade(self, facts: "PromptFacts", rng: random.Random, share: float) -> Move: ...
-    def overbid(self, facts: "PromptFacts", rng: random.Random, share: float) -> Move: ...
 
-    # ---- report: first-run actions as shares, and the human model's, for the CDF plot ----
+    # ---- report: labels, first-run shares for the CDF plot, what the EAS hides, published references ----
+    REPORT: ReportLabels
     def first_run_share(self, event: Mapping[str, Any], seat: Mapping[str, Any]) -> Optional[float]: ...
     def human_first_run_shares(self, events: Sequence[Mapping[str, Any]], rng: random.Random,
                                n: int) -> list[float]: ...
-
-    # ---- report: floors, what the EAS hides, and published references ----
-    def score_event(self, event: Mapping[str, Any], actions: Sequence[Optional[float]],
-                    players: Sequence[str]) -> "RunOutcome": ...  # the event's run, other actions
-    def action_range(self, event: Mapping[str, Any]) -> tuple[float, float]: ...  # a valid action's bounds
     def diagnostics(self, runs: Sequence[Mapping[str, Any]], player: str) -> dict[str, dict[str, Any]]: ...
     def references(self, plot: str, models: Sequence[str]) -> list[Reference]: ...  # plot: convergence|first_run
 
 
-MEMBERS = ("NAME", "REPORT") + tuple(
+MEMBERS = tuple(name for name in Game.__annotations__) + tuple(
     name for name in Game.__dict__ if not name.startswith("_") and callable(Game.__dict__[name]))

@@ -10,16 +10,67 @@ from __future__ import annotations
 import math
 import random
 import re
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .. import depth
-from ..outcome import RunOutcome, SeatOutcome, finite_or_none
-from ..prompts import NUM, PastRun, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
-from ..references import GAMA_LABEL, load_references
-from ..sessions import CellConfig, Session
+from ..core import depth, prompts
+from ..core.outcome import RunOutcome, SeatOutcome, finite_or_none
+from ..core.prompts import NUM, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
+from ..core.references import GAMA_LABEL, load_references
+from ..core.sessions import CellConfig, Session
 from .protocol import Reference
 
 Bids = Sequence[tuple[int, float]]  # (seat, amount) of the valid bidders
+
+# what the session browser shows of an auction's run (``ReportLabels``), the same in both
+BROWSER_LABELS: dict[str, Any] = {"session_params": ("assets", "fee"), "outcome": "price", "action": "bid",
+                                  "seat_values": "values", "seat_value_note": "v = the seat's private value"}
+
+
+# ---- the auctions' own data ----
+
+def _draws() -> dict[str, Any]:
+    return {"draw": True}  # the samples file depends on it
+
+
+@dataclass(frozen=True)
+class Params:
+    """The cell parameters of an auction (eval args): the value distribution, the assets, the fee."""
+
+    value_mean: float = field(default=50.0, metadata=_draws())
+    value_sd: float = field(default=10.0, metadata=_draws())
+    value_min: int = field(default=1, metadata=_draws())
+    value_max: int = field(default=100, metadata=_draws())
+    assets: float = 100.0
+    fee: float = 10.0
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a session draws: every run's private values, ``values[run][seat - 1]``."""
+
+    values: tuple[tuple[int, ...], ...]
+
+    def to_sample(self) -> dict[str, Any]:
+        return {"values": [list(v) for v in self.values]}
+
+
+@dataclass(frozen=True)
+class Facts(PromptFacts):
+    """What an auction prompt states besides the shared facts (``upper``: the assets; ``value``: the
+    seat's private value)."""
+
+    past_bids: tuple[tuple[Optional[float], ...], ...] = ()  # each shown run's bids by seat, oldest first
+
+
+@dataclass(frozen=True)
+class PastRun(prompts.PastRun):
+    price: Optional[float] = None  # None: nobody bid validly
+
+
+@dataclass(frozen=True)
+class Outcome(RunOutcome):
+    price: Optional[float] = None  # what the winner paid; None: nobody bid validly
 
 
 def is_valid_bid(bid: Optional[float], assets: float) -> bool:
@@ -89,14 +140,8 @@ def score_run(
         )
         for i, b in enumerate(bids)
     )
-    return RunOutcome(
-        game=game,
-        scale=float(assets),
-        prize=0.0,
-        seats=seats,
-        winners=() if winner is None else (winner,),
-        price=price,
-    )
+    return Outcome(game=game, scale=float(assets), seats=seats, winners=() if winner is None else (winner,),
+                   price=price)
 
 
 def win_share(run: RunOutcome, seat: SeatOutcome) -> float:
@@ -105,52 +150,61 @@ def win_share(run: RunOutcome, seat: SeatOutcome) -> float:
 
 
 def event_params(cell: CellConfig, session: Session, run: int) -> dict[str, Any]:
-    assert session.values is not None
-    return {"assets": cell.assets, "fee": cell.fee, "values": list(session.values[run])}
+    return {"assets": cell.params.assets, "fee": cell.params.fee, "values": list(session.drawn.values[run])}
 
 
-def event_result(outcome: RunOutcome) -> dict[str, Any]:
+def event_result(outcome: Outcome) -> dict[str, Any]:
     return {"price": outcome.price}
 
 
 def outcome_from_event(game: str, event: Mapping[str, Any]) -> RunOutcome:
-    return RunOutcome(
+    return Outcome(
         game=game,
         scale=float(event["assets"]),
-        prize=0.0,
         seats=tuple(SeatOutcome.from_dict(s) for s in event["seats"]),
         winners=tuple(int(w) for w in event["winners"]),
         price=event.get("price"),
     )
 
 
+def past_run(outcome: Outcome, run: int) -> PastRun:
+    actions = tuple(s.action if s.valid else None for s in outcome.seats)
+    return PastRun(run=run + 1, actions=actions, winners=outcome.winners, price=outcome.price)
+
+
+def typical_past_run(run: int, seats: int, action: float) -> PastRun:
+    return PastRun(run=run + 1, actions=(action,) * seats, winners=(1,), price=action)
+
+
 # ---- sessions ----
 
 def cell_problems(cell: CellConfig) -> list[str]:
+    p: Params = cell.params
     problems = []
-    if not cell.assets > 0:
-        problems.append(f"assets must be > 0, got {cell.assets}")
-    if not 0 <= cell.fee <= cell.assets:
-        problems.append(f"fee must be in [0, assets], got {cell.fee}")
-    if not 0 <= cell.value_min <= cell.value_max:
-        problems.append(f"need 0 <= value_min <= value_max, got {cell.value_min}, {cell.value_max}")
-    if not cell.value_sd >= 0:
-        problems.append(f"value_sd must be >= 0, got {cell.value_sd}")
+    if not p.assets > 0:
+        problems.append(f"assets must be > 0, got {p.assets}")
+    if not 0 <= p.fee <= p.assets:
+        problems.append(f"fee must be in [0, assets], got {p.fee}")
+    if not 0 <= p.value_min <= p.value_max:
+        problems.append(f"need 0 <= value_min <= value_max, got {p.value_min}, {p.value_max}")
+    if not p.value_sd >= 0:
+        problems.append(f"value_sd must be >= 0, got {p.value_sd}")
     return problems
 
 
 def draw_value(rng: random.Random, cell: CellConfig) -> int:
     """int(N(mean, sd)) redrawn until in [value_min, value_max], as the authors' package draws."""
+    p: Params = cell.params
     for _ in range(100_000):
-        v = int(rng.gauss(cell.value_mean, cell.value_sd))
-        if cell.value_min <= v <= cell.value_max:
+        v = int(rng.gauss(p.value_mean, p.value_sd))
+        if p.value_min <= v <= p.value_max:
             return v
     raise ValueError("value distribution almost never lands in [value_min, value_max]")
 
 
 def draw_session(rng: random.Random, index: int, cell: CellConfig) -> Session:
     values = tuple(tuple(draw_value(rng, cell) for _ in range(cell.seats)) for _ in range(cell.runs))
-    return Session(index=index, values=values)
+    return Session(index=index, drawn=Draw(values))
 
 
 def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig) -> Session:
@@ -160,21 +214,22 @@ def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig)
     missing values drawn from the cell's distribution with a generator seeded by (session, run), so
     every install plays the same values without rewriting a shipped file.
     """
+    p: Params = cell.params
     values = sample.get("values")
     ok = (
         isinstance(values, list)
         and len(values) >= cell.runs
         and all(isinstance(r, list) and len(r) >= 1 for r in values)
-        and all(isinstance(v, int) and cell.value_min <= v <= cell.value_max for r in values for v in r)
+        and all(isinstance(v, int) and p.value_min <= v <= p.value_max for r in values for v in r)
     )
     if not ok:
         raise ValueError(
             f"session {index}: 'values' must hold at least {cell.runs} runs of integers "
-            f"in [{cell.value_min}, {cell.value_max}]; regenerate the samples file "
-            "(python -m econarena_evals.make_samples)"
+            f"in [{p.value_min}, {p.value_max}]; regenerate the samples file "
+            "(python -m econarena_evals.run.make_samples)"
         )
-    return Session(index=index, values=tuple(_seat_values(r, index, run, cell) for run, r in
-                                             enumerate(values[: cell.runs])))
+    return Session(index=index, drawn=Draw(tuple(_seat_values(r, index, run, cell) for run, r in
+                                                 enumerate(values[: cell.runs]))))
 
 
 def _seat_values(row: Sequence[int], index: int, run: int, cell: CellConfig) -> tuple[int, ...]:
@@ -210,8 +265,9 @@ _ASSETS = re.compile(r"a real number between 0 and " + NUM + r" \(your assets\)"
 _PAST_BIDS = re.compile(r"- Run \d+: bids (.*?)\. Winner:")
 
 
-def read_facts(game: str, text: str, seat: int, run: int, runs: int,
-               values_from: Optional[tuple[float, float, float, float]] = None) -> PromptFacts:
+def read_facts(game: str, text: str, seat: int, run: int, runs: int, facts: type = Facts,
+               **more: Any) -> Facts:
+    """An auction prompt's facts, as ``facts`` (a ``Facts``), with ``more`` of the game's own fields."""
     value, assets, n = _VALUE.search(text), _ASSETS.search(text), _N.search(text)
     if value is None or assets is None or n is None:
         raise ValueError("auction prompt without value, assets or bidder count")
@@ -219,19 +275,19 @@ def read_facts(game: str, text: str, seat: int, run: int, runs: int,
         tuple(float_or_none(part.split(": ", 1)[1]) for part in m.group(1).split("; "))
         for m in _PAST_BIDS.finditer(text)
     )
-    return PromptFacts(game, seat, int(n.group(1)), run, runs, float(assets.group(1)), float(value.group(1)),
-                       past_bids=past_bids, values_from=values_from)
+    return facts(game, seat, int(n.group(1)), run, runs, float(assets.group(1)), float(value.group(1)),
+                 past_bids=past_bids, **more)
 
 
 # ---- reference players both auctions share ----
 
-def random_play(facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
+def random_play(facts: Facts, rng: random.Random) -> tuple[float, str]:
     return rng.uniform(0.0, facts.upper), "A uniform draw over the allowed range."
 
 
-def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float,
-                        step0: Callable[[PromptFacts, random.Random], tuple[float, str]],
-                        level_k: Callable[[PromptFacts, random.Random, int], tuple[float, str]]) -> tuple[float, str]:
+def cognitive_hierarchy(facts: Facts, rng: random.Random, tau: float,
+                        step0: Callable[[Facts, random.Random], tuple[float, str]],
+                        level_k: Callable[[Facts, random.Random, int], tuple[float, str]]) -> tuple[float, str]:
     """A cognitive-hierarchy bidder: a step k from Poisson(τ) (depth.sample_step, one rng draw); step 0
     plays ``step0`` (uniform over the range), step k >= 1 plays the auction's ``level_k(k)``."""
     k = depth.sample_step(tau, rng)
@@ -242,7 +298,7 @@ def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float,
     return bid, f"Cognitive-hierarchy step {k} (tau = {tau:g}): {reason}"
 
 
-def share_of_value(facts: PromptFacts, share: float) -> tuple[float, str]:
+def share_of_value(facts: Facts, share: float) -> tuple[float, str]:
     assert facts.value is not None
     return min(facts.upper, share * facts.value), f"I bid {share:g} of my value."
 

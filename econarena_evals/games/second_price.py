@@ -9,24 +9,45 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping, Optional, Sequence
 
-from ..outcome import RunOutcome
-from ..prompts import ANSWER_FORMAT, PastRun, PromptFacts, fmt, messages, seat_and_run
-from ..sessions import CellConfig, Session
+from ..core.outcome import RunOutcome
+from ..core.prompts import ANSWER_FORMAT, fmt, messages, seat_and_run
+from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
-from .sealed_bid import (action_range, cell_problems, draw_session, event_params, event_result, first_run_share, history,
-                         is_valid_bid, random_play, seat_facts, session_from_sample, win_share)
+from .sealed_bid import (
+    Draw,
+    Facts,
+    Outcome,
+    Params,
+    PastRun,
+    action_range,
+    cell_problems,
+    draw_session,
+    event_params,
+    event_result,
+    first_run_share,
+    history,
+    is_valid_bid,
+    past_run,
+    random_play,
+    seat_facts,
+    session_from_sample,
+    typical_past_run,
+    win_share,
+)
 
 # Kept from before the games had modules: existing logs and registry entries say "auction".
 NAME = "auction"
 
-__all__ = ["action_range", "cell_problems", "draw_session", "event_params", "event_result", "first_run_share", "history",
-           "is_valid_bid", "random_play", "session_from_sample", "win_share"]
+__all__ = ["Draw", "Outcome", "Facts", "Params", "PastRun", "action_range", "cell_problems", "draw_session",
+           "event_params", "event_result", "first_run_share", "history", "is_valid_bid", "past_run", "random_play",
+           "seat_facts", "session_from_sample", "typical_past_run", "win_share"]
 
 REPORT = ReportLabels(
     distance="mean distance to equilibrium d (|bid - v| / A)",
     first_run="first-run bid / value",
     first_run_max=1.6,
+    **sealed_bid.BROWSER_LABELS,
     human="humans (model: overbidding)",
 )
 
@@ -52,8 +73,7 @@ def score_run(
 
 def score(cell: CellConfig, session: Session, run: int, actions: Sequence[Optional[float]],
           players: Sequence[str]) -> RunOutcome:
-    assert session.values is not None
-    return score_run(actions, session.values[run], cell.assets, cell.fee, players)
+    return score_run(actions, session.drawn.values[run], cell.params.assets, cell.params.fee, players)
 
 
 def outcome_from_event(event: Mapping[str, Any]) -> RunOutcome:
@@ -86,12 +106,11 @@ def prompt(*, seat: int, n: int, run: int, runs: int, value: float, assets: floa
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,
                 past: Sequence[PastRun]) -> list[dict[str, str]]:
-    assert session.values is not None
-    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, value=session.values[run][seat - 1],
-                  assets=cell.assets, fee=cell.fee, past=past)
+    return prompt(seat=seat, n=cell.seats, run=run + 1, runs=cell.runs, value=session.drawn.values[run][seat - 1],
+                  assets=cell.params.assets, fee=cell.params.fee, past=past)
 
 
-def read_prompt(text: str) -> Optional[PromptFacts]:
+def read_prompt(text: str) -> Optional[Facts]:
     if "in a second-price sealed-bid auction" not in text:
         return None
     return sealed_bid.read_facts(NAME, text, *seat_and_run(text))
@@ -99,28 +118,26 @@ def read_prompt(text: str) -> Optional[PromptFacts]:
 
 # ---- reference players ----
 
-def nash(facts: PromptFacts, rng: random.Random) -> Move:
+def nash(facts: Facts, rng: random.Random) -> Move:
     assert facts.value is not None
     return facts.value, "Bidding my value is a weakly dominant strategy in a second-price auction."
 
 
-def level_k(facts: PromptFacts, rng: random.Random, k: int) -> Move:
+def level_k(facts: Facts, rng: random.Random, k: int) -> Move:
     """Truthful: in a second-price auction bidding one's value is optimal whatever one believes."""
     assert facts.value is not None
     return facts.value, "In a second-price auction bidding my value is optimal."
 
 
-def cognitive_hierarchy(facts: PromptFacts, rng: random.Random, tau: float, sigma: float) -> Move:
+def cognitive_hierarchy(facts: Facts, rng: random.Random, tau: float, sigma: float) -> Move:
     """A CH step from Poisson(τ): step 0 bids uniformly on [0, A] (random_play), step k >= 1 bids its value
     (level_k): truthful bidding is a best response to any mix of lower steps. σ plays no part."""
     return sealed_bid.cognitive_hierarchy(facts, rng, tau, random_play, level_k)
 
 
-def shade(facts: PromptFacts, rng: random.Random, share: float) -> Move:
+def shade(facts: Facts, rng: random.Random, share: float) -> Move:
     return sealed_bid.share_of_value(facts, share)
 
-
-overbid = shade
 
 # Laboratory bidders in second-price auctions bid their value only about a third of the time and
 # otherwise mostly overbid (Kagel and Levin 1993); we model 1/3 truthful, 2/3 value x (1 + N(0.1, 0.1)).
@@ -135,7 +152,7 @@ def human_first_run_share(rng: random.Random) -> float:
     return 1 + rng.gauss(HUMAN_OVERBID_MEAN, HUMAN_OVERBID_SD)
 
 
-def human(facts: PromptFacts, rng: random.Random) -> Move:
+def human(facts: Facts, rng: random.Random) -> Move:
     assert facts.value is not None
     bid = min(facts.upper, max(0.0, human_first_run_share(rng) * facts.value))
     return bid, "I bid about what the item is worth to me, a little more to be sure to win."

@@ -1,0 +1,162 @@
+"""One try per seat call, for the completion fns whose retrying we know: evals' own and ours.
+
+evals 3.0.1.post1's OpenAI fns (``gpt-4``, ``gpt-3.5-turbo``, any model the endpoint lists) retry
+with no limit inside the call, through a fresh ``OpenAI()`` client whose own ``max_retries=2`` and
+600 s timeout come on top. Under that, neither ``max_attempts`` nor ``call_timeout_s`` could hold,
+and a dead endpoint kept being hit after the eval gave up. So for exactly those two classes (not
+subclasses that bring their own ``__call__``) we send the same request evals would send, the same
+prompt formatting, the same ``record_sampling``, through one shared client with no retries of its
+own; the eval's call policy does the retrying and bounds the wait (``calls``). The client's
+timeout is ``calls.request_timeout``, long enough for a healthy server's queue (the eval's deadline
+counts the endpoint's silence, not the time queued); it must connect within ``call_timeout_s``.
+
+``econarena/chat`` gets the same timeouts. Any other completion fn is called as
+it is: the deadline still bounds how long the eval waits for it, but its own retries are its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Callable, Optional
+
+from evals.api import CompletionFn, CompletionResult
+from evals.completion_fns import openai as evals_openai
+from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
+from evals.record import record_sampling
+
+from ..calls.engine import observe_response_headers, request_timeout
+from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
+from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
+
+SeatFn = Callable[..., CompletionResult]
+
+
+# evals' class -> (its prompt class, its result class, the client method, the method's prompt keyword)
+_EVALS_FNS = {
+    evals_openai.OpenAIChatCompletionFn.__call__: (ChatCompletionPrompt, evals_openai.OpenAIChatCompletionResult,
+                                                  lambda client: client.chat.completions.with_raw_response.create,
+                                                  "messages"),
+    evals_openai.OpenAICompletionFn.__call__: (CompletionPrompt, evals_openai.OpenAICompletionResult,
+                                              lambda client: client.completions.with_raw_response.create, "prompt"),
+}
+
+
+def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, create: Any, keyword: str) -> SeatFn:
+    def call(prompt: Any, **kwargs: Any) -> CompletionResult:
+        if not isinstance(prompt, Prompt):
+            prompt = prompt_cls(raw_prompt=prompt)
+        formatted = prompt.to_formatted_prompt()
+        client = shared_client(fn.api_base, fn.api_key, request_timeout(timeout_s), max_retries=0, connect_s=timeout_s)
+        response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        observe_response_headers(response.headers)
+        raw = response.parse()
+        text, finish = reply_of(raw, "message" if keyword == "messages" else "text")  # no completion: raises
+        result = result_cls(raw_data=raw, prompt=formatted)
+        differs = {"requested_model": fn.model} if raw.model and raw.model != fn.model else {}
+        record_sampling(prompt=result.prompt, sampled=result.get_completions(), model=raw.model, usage=raw.usage,
+                        finish_reason=finish, **differs)
+        return ChatResult(text, raw)  # a null content is an empty reply, where evals' result has none
+
+    return call
+
+
+# What the client's create() takes that a fn sets itself on every request: the same name as a
+# completion arg would replace the prompt, or clash with the fn's own keyword (a TypeError per call).
+_SENT_BY_THE_FN = {"chat": frozenset({"model", "messages"}), "completions": frozenset({"model", "prompt"})}
+# Where a field only the server knows goes (vLLM's top_k, llama.cpp's min_p): the client sends it as it is.
+_EXTRA_BODY_HINT = "a field only your server knows goes in extra_body (extra_body=@file.json)"
+
+
+_CREATE = {"chat": "chat.completions.create()", "completions": "completions.create()"}
+
+
+def _route(keyword: str) -> str:
+    return "chat" if keyword == "messages" else "completions"
+
+
+def check_args(fn: CompletionFn) -> None:
+    """Refuse (ValueError), before any call, what a fn would send on every request and the client
+    or the endpoint would refuse every time: a completion arg neither econarena/chat nor the openai
+    client's ``create()`` takes (a typo: ``temprature=0``), named with the closest known names;
+    evals' own fns' args they drop, and an ``extra_options`` that is no object or holds an option
+    ``create()`` does not take or a number outside its domain (``temperature=nan``, ``max_tokens=0``).
+    econarena/chat checks its numbers itself; any other fn is its own judge."""
+    if isinstance(fn, ChatCompletionFn):
+        _check_chat(fn)
+        return
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)
+    if evals_fn is None:
+        return
+    route = _route(evals_fn[3])
+    if type(fn) in (evals_openai.OpenAIChatCompletionFn, evals_openai.OpenAICompletionFn):
+        refusal = evals_fn_refusal(str(fn.model), type(fn), route, getattr(fn, "econarena_completion_args", None) or {})
+        if refusal:  # OpenAICompletionFn drops what its constructor does not name: never sent, silently
+            raise ValueError(refusal)
+    options = getattr(fn, "extra_options", None)
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"completion arg extra_options must be a JSON object (extra_options=@file.json), "
+                         f"got {options!r}")
+    takes = request_options(route)
+    line = unknown_args(options, None if takes is None else takes - _SENT_BY_THE_FN[route])
+    if line:
+        raise ValueError(f"unknown request option {line} in extra_options: neither {fn.model} nor the openai "
+                         f"client's {_CREATE[route]} takes it; {_EXTRA_BODY_HINT}")
+    fn.extra_options = check_values(options)
+
+
+def _check_chat(fn: ChatCompletionFn) -> None:
+    """econarena/chat sends every completion arg it does not take itself into ``create()``."""
+    if type(fn).request is not ChatCompletionFn.request or type(fn)._create is not ChatCompletionFn._create:
+        return  # a subclass that builds its own request knows what it sends
+    options = fn.extra_options
+    if "messages" in options:
+        raise ValueError("completion arg messages: econarena/chat sends the eval's prompt as messages")
+    for name in ("extra_body", "extra_query"):
+        if options.get(name) is not None and not isinstance(options[name], dict):
+            raise ValueError(f"completion arg {name} must be a JSON object ({name}=@file.json), got {options[name]!r}")
+    takes = request_options("chat")
+    line = unknown_args(options, takes, keyword_names(ChatCompletionFn.__init__, named_only=True) or ())
+    if line:
+        raise ValueError(f"unknown completion arg {line}: neither econarena/chat nor the openai client's "
+                         f"{_CREATE['chat']} takes it; {_EXTRA_BODY_HINT}")
+
+
+def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:
+    """What shares a rate limit with ``fn``'s requests: (endpoint, key, model), the key hashed so it
+    is not kept in the clear; None for a fn whose endpoint we cannot see (each is its own lane)."""
+    if _EVALS_FNS.get(type(fn).__call__) is None and not isinstance(fn, ChatCompletionFn):
+        return None
+    azure = getattr(fn, "azure", None)
+    base = ("/".join(azure[:2]) if azure else None) or getattr(fn, "api_base", None) or os.environ.get(
+        "OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    key = getattr(fn, "api_key", None) or os.environ.get("OPENAI_API_KEY") or ""
+    return (str(base).rstrip("/"), hashlib.sha256(str(key).encode()).hexdigest()[:16], str(getattr(fn, "model", "")))
+
+
+def reserved_completion_tokens(fn: CompletionFn, sampling_kwargs: dict[str, Any]) -> int:
+    """The completion tokens a request of ``fn`` reserves against a tokens-per-minute limit."""
+    if isinstance(fn, ChatCompletionFn):
+        return fn.reserved_tokens(sampling_kwargs)
+    options = getattr(fn, "extra_options", None) or {}
+    return int(options.get("max_tokens") or sampling_kwargs.get("max_tokens") or 0)
+
+
+def recorded_prompt(fn: CompletionFn, prompt: Any) -> Any:
+    """The prompt as ``fn``'s ``sampling`` event holds it: what a resumed run compares, call by call."""
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)
+    if evals_fn is not None:
+        return evals_fn[0](raw_prompt=prompt).to_formatted_prompt()
+    return chat_messages(prompt) if isinstance(fn, ChatCompletionFn) else prompt
+
+
+def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
+    """A callable like ``fn`` that makes at most one request, for a call of deadline ``timeout_s``."""
+    evals_fn = _EVALS_FNS.get(type(fn).__call__)  # exactly evals' own __call__, not a subclass's
+    if evals_fn is not None:
+        return _evals_one_try(fn, timeout_s, *evals_fn)
+    if isinstance(fn, ChatCompletionFn):
+        return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=request_timeout(timeout_s),
+                                           connect_timeout_s=timeout_s)
+    return fn

@@ -1,0 +1,99 @@
+"""How evals' registry makes a completion fn, for ``econarena/...`` names.
+
+* ``econarena/...`` fns are looked up in the registry before the endpoint's model list is asked,
+  so the offline players never wait on a network;
+* ``econarena/chat:MODEL`` is ``econarena/chat`` with ``model=MODEL``, so each player of an arena
+  can be a different chat model (``--completion_args`` would give them all the same one);
+* completion args whose value is JSON (``response_format={"type":"json_object"}``, or
+  ``@file.json``) are decoded into objects, and each fn notes what the command line told it (for
+  the eval's players event);
+* secrets in ``sys.argv`` (secret completion args, a URL's user, password and query values, every
+  ``extra_headers`` value) are masked before ``oaieval`` copies the command line into the log's
+  run spec, which it does right after making the completion fns;
+* a bad completion arg is one line and exit status 2 under the CLI, before any call; an arg the
+  fn does not take is named with the closest names it does.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..core.redact import redact_text
+from ..fns.completion_args import decode_args, evals_fn_refusal, keyword_names, unknown_args
+from .status import refuse, under_cli
+
+CHAT_NAME = "econarena/chat"
+CHAT_PREFIX = CHAT_NAME + ":"  # econarena/chat:MODEL names the model in the completion fn itself
+
+
+def make_econarena_fns(registry_module: Any) -> None:
+    registry_cls = registry_module.Registry
+    if getattr(registry_cls, "_econarena_fns", False):
+        return
+    make = registry_cls.make_completion_fn
+
+    def make_completion_fn(self, name, **kwargs):
+        try:
+            given, fn = _make(self, name, kwargs)
+        except ValueError as exc:  # a bad completion arg: one line under oaieval, before any call
+            _refuse_under_cli(ValueError(f"completion fn {name}: {exc}"))
+            raise
+        except TypeError as exc:  # an arg the fn does not take (evals' gpt-4 and temperature=...)
+            if "unexpected keyword argument" not in str(exc):
+                raise
+            said = _not_taken(registry_module, self, name, kwargs)
+            _refuse_under_cli(ValueError(said or f"completion fn {name} does not take that completion arg ({exc})"))
+            raise
+        try:  # what the command line told this fn, for the eval's players event
+            fn.econarena_completion_args = given
+        except Exception:  # noqa: BLE001 - a fn that takes no attributes is described without them
+            pass
+        return fn
+
+    def _make(self, name, kwargs):
+        redact_argv(sys.argv)  # also without completion args: a secret may sit in a URL or another arg
+        given = decode_args(kwargs) if kwargs else {}  # a bad @file.json is the user's error: let it show
+        kwargs = dict(given)
+        if name.startswith(CHAT_PREFIX) and CHAT_NAME in self._completion_fns:
+            kwargs = {**kwargs, "model": name[len(CHAT_PREFIX):]}
+            name = CHAT_NAME
+        if name.startswith("econarena/") and name in self._completion_fns:
+            spec = self.get_completion_fn(name)
+            args = {**(spec.args or {}), **kwargs, "registry": self}
+            return given, registry_module.make_object(spec.cls)(**args)
+        return given, make(self, name, **kwargs)
+
+    registry_cls.make_completion_fn = make_completion_fn
+    registry_cls._econarena_fns = True
+
+
+def _not_taken(registry_module: Any, registry: Any, name: str, args: dict[str, Any]) -> str:
+    """Which of ``args`` the fn ``name`` does not take, with the closest names it does (and, for
+    evals' own OpenAI fns, that request options go inside ``extra_options``); "" if that cannot be
+    told from the signature of the class that refused them."""
+    try:
+        if registry_module.is_chat_model(name):
+            return evals_fn_refusal(name, registry_module.OpenAIChatCompletionFn, "chat", args)
+        spec = registry.get_completion_fn(name) if name in registry._completion_fns else None
+        cls = getattr(registry_module.make_object(spec.cls), "func", None) if spec else None
+        line = unknown_args(args, keyword_names(cls)) if cls is not None else ""
+    except Exception:  # noqa: BLE001 - the refusal must not fail: evals' own message is said instead
+        return ""
+    return f"completion fn {name} does not take the completion arg {line}" if line else ""
+
+
+def _refuse_under_cli(exc: Exception) -> None:
+    """One line and exit status 2 under the CLI; in-process the caller raises the original error."""
+    if under_cli():
+        refuse(exc)
+
+
+def redact_argv(argv: list[str]) -> None:
+    """Mask, in place, the value of every secret-looking name in ``--completion_args`` and
+    ``--extra_eval_params`` (``api_key=sk-...`` becomes ``api_key=***``), any secret-looking
+    word, a URL's user, password and query values, and every ``extra_headers`` value (``redact``).
+    The arguments were parsed already; only what is written down afterwards changes."""
+    for i, word in enumerate(argv):
+        masked = redact_text(word)
+        if masked != word:
+            argv[i] = masked

@@ -1,0 +1,82 @@
+"""Where evals looks for registries: this package's registry on evals' default paths, once.
+
+evals 3.0.1.post1 has no plugin discovery: it reads its own registry, ``~/.evals`` and each
+``--registry_path``. We
+
+* append this package's registry (the installed copy, or a checkout's ``registry/`` for an
+  editable install or a source checkout) to ``evals.registry.DEFAULT_PATHS``;
+* drop repeats of this plugin's registry (the same directory twice, or our installed copy when the
+  user also passes ``--registry_path`` to a checkout's ``registry/``), which evals would otherwise
+  reject as ``duplicate entry``; every other root is left exactly as evals handles it;
+* refuse a ``--registry_path`` that is not a directory (evals skips it silently, so a typo ran the
+  packaged evals, or none of the user's fns, and exited 0).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..core.argvalues import packaged_registries
+from .status import refuse
+
+
+def is_econarena_registry(path: Any) -> bool:
+    return (Path(path) / "evals" / "econarena.yaml").is_file()
+
+
+def registry_root() -> Optional[Path]:
+    """The registry of this package: its installed copy or, from a checkout, the ``registry/`` beside it."""
+    return next((p for p in packaged_registries() if is_econarena_registry(p)), None)
+
+
+def dedupe_roots(paths: Sequence[Any], ours: Any) -> list[Any]:
+    """Registry roots with this plugin's registry at most once; other roots untouched.
+
+    Our installed copy gives way to an EconArena registry given explicitly (a checkout's
+    ``registry/``); a root that is ours or an EconArena registry appears once. Any other repeated
+    root stays repeated, so evals' own ``duplicate entry`` check still sees it.
+    """
+    ours_resolved = Path(ours).resolve() if ours is not None else None
+    resolved = [(p, Path(p).resolve()) for p in paths]
+    plugin = [r == ours_resolved or is_econarena_registry(r) for _, r in resolved]
+    explicit = any(is_plugin and r != ours_resolved for (_, r), is_plugin in zip(resolved, plugin))
+    out, seen = [], set()
+    for (original, real), is_plugin in zip(resolved, plugin):
+        if is_plugin:
+            if real in seen or (explicit and real == ours_resolved):
+                continue
+            seen.add(real)
+        out.append(original)
+    return out
+
+
+def add_our_registry(registry_module: Any) -> Optional[Path]:
+    """Put this package's registry on evals' default paths, and make every registry evals builds
+    read this plugin's registry once. Returns the registry added (None if none was found)."""
+    ours = registry_root()
+    if ours is not None and ours not in registry_module.DEFAULT_PATHS:
+        registry_module.DEFAULT_PATHS.append(ours)
+    registry_cls = registry_module.Registry
+    if not getattr(registry_cls, "_econarena_roots", False):
+        load, add = registry_cls._load_registry, registry_cls.add_registry_paths
+
+        def _load_registry(self, registry_paths, resource_type):
+            return load(self, dedupe_roots(registry_paths, ours), resource_type)
+
+        def add_registry_paths(self, paths):
+            for path in paths:
+                refuse_missing(path)
+            return add(self, paths)
+
+        registry_cls._load_registry = _load_registry
+        registry_cls.add_registry_paths = add_registry_paths
+        registry_cls._econarena_roots = True
+    return ours
+
+
+def refuse_missing(path: Any) -> None:
+    """Under the CLI: one line and exit status 2, before any call; in-process, a ValueError."""
+    if not os.path.isdir(path):
+        why = "no such directory" if not os.path.exists(path) else "not a directory"
+        refuse(ValueError(f"--registry_path {path}: {why}"))

@@ -1,0 +1,333 @@
+"""Reading evals JSONL logs back: the run spec, the EconArena events and the final report.
+
+Never raises on a bad file: what could not be read is reported in ``EvalLog.problems``. The lines
+come through the one bounded reader (``jsonl.iter_rows``); what each event holds is checked here
+before anything uses it, so a hand-edited log never crashes a tool.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
+
+from ..core.sessions import unique_names
+from ..fns.identity import from_spec, label, masked
+from ..games import get as get_game
+from ..games import outcome_from_event
+from ..score.metrics import METRICS, rescore_sessions
+from .format import (
+    PLAN_EVENT,
+    PLAYERS_EVENT,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    STOP_EVENT,
+    final_report,
+    split_metric_key,
+)
+from .jsonl import NOT_AN_EVALS_LOG, Reading, iter_rows
+
+
+@dataclass
+class EvalLog:
+    path: Path
+    spec: dict[str, Any] = field(default_factory=dict)
+    final_report: Optional[dict[str, Any]] = None
+    runs: list[dict[str, Any]] = field(default_factory=list)  # econarena_run event data
+    sessions: list[dict[str, Any]] = field(default_factory=list)  # econarena_session event data
+    problems: list[str] = field(default_factory=list)
+    settings: list[dict[str, Any]] = field(default_factory=list)  # the econarena_players event's entries
+    # requested model -> {model a response named instead: calls}, from sampling events
+    answered_as: dict[str, dict[str, int]] = field(default_factory=dict)
+    calls: int = 0  # answered seat calls: sampling events with the seat tag
+    # seat tag's player -> its seat calls' token counts (``USAGE_FIELDS``), from the sampling events
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
+    stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
+    run_ids: list[str] = field(default_factory=list)
+    mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
+
+    @property
+    def eval_name(self) -> str:
+        return str(self.spec.get("eval_name", ""))
+
+    @property
+    def cell(self) -> str:
+        parts = self.eval_name.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
+    def game(self) -> Optional[str]:
+        """The game's name: from the run events, else from the eval's args (a log with no finished run)."""
+        if self.runs:
+            return str(self.runs[0]["game"])
+        args = ((self.spec.get("run_config") or {}).get("eval_spec") or {}).get("args") or {}
+        return str(args["game"]) if "game" in args else None
+
+    @cached_property
+    def players(self) -> list[str]:
+        """The command line's players as the eval named them in its events (the first is the
+        evaluated one), then any other player that sat in a logged run (a cell's opponents)."""
+        if self.settings:
+            names = [str(e["name"]) for e in self.settings if not e.get("opponent")]
+        else:  # a log from before the econarena_players event: the eval used the command line's names
+            names = unique_names([str(p) for p in self.spec.get("completion_fns", [])])
+        seated = (s["player"] for r in self.runs for s in r.get("seats", []))
+        return list(dict.fromkeys(names + list(seated)))
+
+    @cached_property
+    def player_settings(self) -> list[dict[str, Any]]:
+        """Every player's settings: the econarena_players event, else what the command line tells."""
+        return self.settings or from_spec(self.spec)
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """Row label of each player (its name, and its endpoint when not the API's default)."""
+        cli = self.players[: len([e for e in self.player_settings if not e.get("opponent")])]
+        out = {name: name for name in self.players}
+        entries = [e for e in self.player_settings if not e.get("opponent")]
+        for name, entry in zip(cli, entries):
+            out[name] = label(entry)
+        for entry in self.player_settings:
+            if entry.get("opponent") and entry.get("name") in out:
+                out[entry["name"]] = label(entry)
+        return out
+
+    @property
+    def is_econarena(self) -> bool:
+        return self.eval_name.startswith("econarena.") or bool(self.runs)
+
+    def rescore(self) -> tuple[dict[int, Any], dict[str, Any]]:
+        """Per-session metrics and the final report, recomputed from the run events alone."""
+        return rescore_events(self.runs, self.players, sessions=[int(s["session"]) for s in self.sessions])
+
+
+def rescore_events(run_events: Iterable[Mapping[str, Any]], players: Sequence[str],
+                   sessions: Iterable[int] = ()) -> tuple[dict[int, Any], dict[str, Any]]:
+    """Per-session metrics (``metrics.rescore_sessions``) and the final report they make, as the
+    eval recorded them, from a log's ``econarena_run`` events alone."""
+    per_session = rescore_sessions(run_events, players, sessions)
+    return per_session, final_report(list(per_session.values()), players)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+# Far past any range, value or payoff of a game, and far enough below float's range that sums of
+# them stay finite.
+MAX_NUMBER = 1e15
+
+
+def _number(x: Any) -> bool:
+    """A finite number as the eval writes one (an int past float's range is not)."""
+    try:
+        return _is_num(x) and math.isfinite(x) and abs(x) <= MAX_NUMBER
+    except OverflowError:
+        return False
+
+
+def _index(x: Any, low: int = 0, high: int = 10**6) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and low <= x <= high
+
+
+def _metric_field(key: str) -> bool:
+    return split_metric_key(key)[0] in METRICS
+
+
+_NONE = type(None)
+_TEXT = (str, _NONE)
+# What oaieval writes in the spec, and the eval in its players event, as far as the tools read them.
+SPEC_SHAPE = {"eval_name": str, "run_id": str, "created_at": str, "completion_fns": [str],
+              "run_config": {"command": _TEXT, "seed": (int, _NONE), "max_samples": (int, _NONE),
+                             "completion_fns": [str],
+                             "eval_spec": {"args": (dict, _NONE), "registry_path": _TEXT, "key": _TEXT}}}
+PLAYER_SHAPE = {"name": str, "cli_name": _TEXT, "opponent": (bool, _NONE), "class": _TEXT, "model": _TEXT,
+                "completion_args": (dict, _NONE), "condition_args": (dict, _NONE), "base_url": _TEXT,
+                "endpoint_label": _TEXT}
+
+
+def shape_problem(x: Any, shape: Any, where: str = "") -> Optional[str]:
+    """The first field of ``x`` not of ``shape`` (a type or types, ``[type]`` a list of them, or a
+    dict of the fields that matter; a field left out is not checked), or None."""
+    if isinstance(shape, dict):
+        if not isinstance(x, dict):
+            return f"{where or 'it'} is not an object"
+        for key, sub in shape.items():
+            if key in x and (why := shape_problem(x[key], sub, f"{where}.{key}" if where else key)):
+                return why
+        return None
+    if isinstance(shape, list):
+        bad = not isinstance(x, list) or any(shape_problem(v, shape[0]) for v in x)
+        return f"{where} is not a list of {shape[0].__name__}" if bad else None
+    types = shape if isinstance(shape, tuple) else (shape,)
+    if not isinstance(x, types) or (isinstance(x, bool) and bool not in types):
+        return f"{where} is not {' or '.join('null' if t is _NONE else t.__name__ for t in types)}"
+    return None
+
+
+def run_event_problem(data: dict[str, Any]) -> Optional[str]:
+    """Why an ``econarena_run`` event cannot be used (a hand-edited field), or None."""
+    if not (_index(data.get("session")) and _index(data.get("run")) and _index(data.get("runs"), 1)):
+        return "session, run and runs must be whole numbers"
+    seats = data.get("seats")
+    if not isinstance(seats, list) or not seats or not all(isinstance(seat, dict) for seat in seats):
+        return "seats must be a list of objects"
+    for i, seat in enumerate(seats, start=1):
+        action = seat.get("action")
+        if seat.get("seat") != i or not isinstance(seat.get("player"), str) or not isinstance(seat.get("valid"), bool) \
+                or not (_number(action) or (action is None and not seat["valid"])):
+            return f"seat {i}: seat, player, valid or action is not what the eval writes"
+    numbers = [x for v in data.values() for x in (v if isinstance(v, list) else [v]) if _is_num(x)]
+    if not all(_number(x) for x in numbers):
+        return f"a number that is not finite or past {MAX_NUMBER:g}"
+    try:  # the game's own reading of the event: what the report and the re-score need of it
+        outcome = outcome_from_event(data)
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if not outcome.scale > 0 or not all(_number(s.payoff) and _number(s.ne_action) for s in outcome.seats):
+        return "its range or a payoff is not a positive finite number"
+    low, high = get_game(outcome.game).action_range(data)
+    if any(s.valid and s.action is not None and not low <= s.action <= high for s in outcome.seats):
+        return f"a valid action outside the game's range [{low:g}, {high:g}]"
+    return None
+
+
+def _disagreeing_sessions(runs: list[dict[str, Any]]) -> dict[int, str]:
+    """Sessions whose run events disagree on what every run of one session shares (its number of
+    runs, its game, who sits where): no eval writes that, so such a session is not re-scored."""
+    first: dict[int, dict[str, Any]] = {}
+    out: dict[int, str] = {}
+    for event in runs:
+        one = first.setdefault(event["session"], event)
+        seats = [s["player"] for s in event["seats"]]
+        if (event["runs"], event["game"], seats) != (one["runs"], one["game"], [s["player"] for s in one["seats"]]):
+            out[event["session"]] = "its run events disagree on runs, game or seats"
+    return out
+
+
+SESSION_SHAPE = {"cell": _TEXT, "player": _TEXT, "cut_off": (int, _NONE), "errored": (bool, _NONE),
+                 "error": _TEXT}
+
+
+def session_event_problem(data: dict[str, Any]) -> Optional[str]:
+    """Why an ``econarena_session`` event cannot be used, or None."""
+    if not _index(data.get("session")):
+        return "session must be a whole number"
+    why = shape_problem(data, SESSION_SHAPE)
+    if why or not _index(data.get("cut_off") or 0):
+        return why or "cut_off is not a count"
+    bad = [k for k, v in data.items() if _metric_field(str(k)) and not (v is None or _number(v))]
+    return f"metric(s) {', '.join(map(str, bad[:3]))} not numbers" if bad else None
+
+
+# What a seat call's usage counts, under evals' flat keys (``fns.usage``), as the report names them.
+# ``calls`` counts the seat calls, ``reported`` those whose usage came with the reply, ``reasoning``
+# those that said how many reasoning tokens (a part of the completion tokens) they used.
+USAGE_KEYS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
+              ("reasoning_tokens", "completion_tokens_details_reasoning_tokens"))
+USAGE_FIELDS = ("calls", "reported", "reasoning") + tuple(name for name, _ in USAGE_KEYS)
+PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_reserved": int, "kept": int,
+              "counted": str}
+
+
+def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
+    """Count one seat call's tokens to its player; a usage field that is no count is not counted."""
+    tag = data[SEAT_TAG]
+    if not isinstance(tag, Mapping) or not isinstance(tag.get("player"), str):
+        return
+    counts = log.usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
+    counts["calls"] += 1
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping) or not _index(usage.get("prompt_tokens"), high=10**9):
+        return
+    counts["reported"] += 1
+    counts["reasoning"] += _index(usage.get(USAGE_KEYS[2][1]), high=10**9)
+    for name, key in USAGE_KEYS:
+        counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
+
+
+def read_log(path: Path) -> EvalLog:
+    """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it).
+    A bad line or event is named in ``problems`` and skipped; a log holding more than one run id
+    keeps nothing but its spec and the problem (``mixed``)."""
+    log = EvalLog(path=Path(path))
+    reading = Reading()
+    bad_spec = None
+    for lineno, row in iter_rows(path, reading):
+        kind, data = row.get("type"), row.get("data")
+        if "spec" in row:
+            why = shape_problem(row["spec"], SPEC_SHAPE)
+            if why:
+                bad_spec = f"line {lineno}: the run spec's {why}: {NOT_AN_EVALS_LOG} as oaieval writes one"
+                reading.note(bad_spec)
+            else:
+                log.spec = row["spec"]
+        elif "final_report" in row:
+            report = row["final_report"] if isinstance(row["final_report"], dict) else None
+            bad = [k for k, v in (report or {}).items() if _metric_field(str(k)) and not (v is None or _number(v))]
+            for k in bad:
+                reading.note(f"line {lineno}: final report's {k} is not a number, skipped")
+            log.final_report = None if report is None else {k: v for k, v in report.items() if k not in bad}
+        elif kind in (RUN_EVENT, SESSION_EVENT) and isinstance(data, dict):
+            why = run_event_problem(data) if kind == RUN_EVENT else session_event_problem(data)
+            if why:
+                reading.note(f"line {lineno}: {kind} event skipped: {why}")
+            else:
+                (log.runs if kind == RUN_EVENT else log.sessions).append(data)
+        elif kind == PLAYERS_EVENT and isinstance(data, dict):
+            entries = data.get("players") if isinstance(data.get("players"), list) else []
+            settings = []
+            for entry in entries:
+                why = shape_problem(entry, PLAYER_SHAPE)
+                if why or "name" not in entry:
+                    reading.note(f"line {lineno}: a player's settings skipped: {why or 'no name'}")
+                else:
+                    settings.append(masked(entry))
+            log.settings = settings
+        elif kind == STOP_EVENT and isinstance(data, dict):
+            log.stop = data
+        elif kind == PLAN_EVENT and isinstance(data, dict):
+            why = shape_problem(data, PLAN_SHAPE)
+            if why:
+                reading.note(f"line {lineno}: {kind} event skipped: {why}")
+            else:
+                log.plan = data
+        elif kind == "sampling" and isinstance(data, dict):
+            log.calls += SEAT_TAG in data
+            if SEAT_TAG in data:
+                add_usage(log, data)
+            if data.get("requested_model"):
+                seen = log.answered_as.setdefault(str(data["requested_model"]), {})
+                answered = str(data.get("model"))
+                seen[answered] = seen.get(answered, 0) + 1
+    for session, why in sorted(_disagreeing_sessions(log.runs).items()):
+        reading.note(f"session {session}: {why}: its run events skipped")
+        log.runs = [r for r in log.runs if r["session"] != session]
+    reading.finish()
+    log.problems = reading.problems
+    log.run_ids = list(reading.run_ids)
+    if reading.mixed:
+        log.mixed = reading.mixed
+        log.problems.append(reading.mixed)
+        log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
+        log.calls, log.stop, log.usage, log.plan = 0, None, {}, None
+        return log
+    if reading.refused:
+        return log
+    if not log.spec and not bad_spec:
+        log.problems.append(f"no run spec line: {NOT_AN_EVALS_LOG}")
+    if log.final_report is None:
+        log.problems.append("no final report: the run did not finish")
+    return log
+
+
+def find_logs(paths: Iterable[Path]) -> Iterator[Path]:
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            yield from sorted(p.rglob("*.jsonl"))
+        else:
+            yield p

@@ -1,0 +1,63 @@
+"""The log format, spelled once: the EconArena event names, the seat tag and the metric keys.
+
+An EconArena log is evals' JSONL (one spec line, one row per event, one final report). Next to
+evals' own ``sampling`` events the eval records the events named here; docs/contract.md §8 says what
+each holds. Every module that writes or reads them takes the names from here, and lays out the
+metrics of a session event and of the final report with ``metric_fields`` / ``final_report``.
+Reading a log's lines is ``jsonl``'s job; this module never touches a file.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+from ..score.metrics import METRICS, mean_metrics
+
+RUN_EVENT = "econarena_run"  # one scored run of one session
+SESSION_EVENT = "econarena_session"  # a session's metrics per player, or why it errored
+PLAYERS_EVENT = "econarena_players"  # who played, with what args, against which endpoint
+PLAYERS_SAMPLE_ID = "econarena.players"  # the players event belongs to no session
+STOP_EVENT = "econarena_stop"  # the run stopped early (quota, signal, full disk) and why
+UNRECORDABLE_EVENT = "econarena_unrecordable"  # an event that could not be written as it was
+PLAN_EVENT = "econarena_plan"  # what the run's plan line estimated before the first call
+EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT, PLAN_EVENT)
+
+# data[SEAT_TAG] of a sampling event: {cell, session, run, seat, player}, the seat call it answered
+SEAT_TAG = "econarena"
+# data["recorded_by"] of the sampling event the eval records itself for a completion fn that records none
+EVAL_RECORDER = "econarena"
+
+
+def metric_key(metric: str, player: str, players: Sequence[str]) -> str:
+    """The key of one player's metric in a session event and the final report: the metric's own
+    name for the first player (a self-play log reads like any eval's), ``metric/player`` for the rest."""
+    return metric if not players or player == players[0] else f"{metric}/{player}"
+
+
+def split_metric_key(key: str) -> tuple[str, Optional[str]]:
+    """Inverse of ``metric_key``: (metric, player), the player None for the first player's key."""
+    metric, sep, player = key.partition("/")
+    return (metric, player) if sep else (metric, None)
+
+
+def metric_fields(per_player: Mapping[str, Optional[Mapping[str, Any]]], players: Sequence[str]) -> dict[str, Any]:
+    """Every player's metrics under their keys, players in order: the fields of a session event and
+    of the final report. A player without figures (it sat nowhere, or the session errored) gets None."""
+    return {metric_key(metric, player, players): (None if per_player.get(player) is None
+                                                  else per_player[player][metric])  # type: ignore[index]
+            for player in players for metric in METRICS}
+
+
+def player_metrics(data: Mapping[str, Any], players: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Inverse of ``metric_fields``: player -> metrics, for the players with figures (an ``eas``).
+    Raises KeyError for a player with an ``eas`` but not every metric."""
+    return {player: {metric: data[metric_key(metric, player, players)] for metric in METRICS}
+            for player in players if data.get(metric_key("eas", player, players)) is not None}
+
+
+def final_report(session_results: Sequence[Optional[Mapping[str, Mapping[str, float]]]],
+                 players: Sequence[str]) -> dict[str, Any]:
+    """The final report: each player's means over the finished sessions (``metrics.mean_metrics``;
+    ``session_results[i]`` maps player -> metrics, None if the session errored), then the counts."""
+    finished = [s for s in session_results if s is not None]
+    return {**metric_fields(mean_metrics(finished, players), players),
+            "sessions": len(finished), "errored_sessions": len(session_results) - len(finished)}

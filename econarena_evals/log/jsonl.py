@@ -1,0 +1,156 @@
+"""The one reader of evals JSONL logs: streaming, bounded, never raising on a bad file.
+
+Every reader of a log (``evallog``, ``filing``, ``transcripts``, the resume's plan) goes through
+``iter_lines`` / ``iter_rows``: lines are read with a bound (``MAX_LINE_BYTES``), a file whose first
+line is not a run spec is refused at that line, and a lone surrogate is read as the text ``\\udXXX``
+(docs/reliability.md, "Bad files"). So a 1 GB garbage file costs one bounded line, and a hand-edited
+log never crashes a tool. What the rows mean is ``format``'s; this module only frames them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+# No line the eval writes comes near this (a sampling event stores at most 64 KB of each reply);
+# a longer one is named and skipped unread, so no line is ever held whole past it.
+MAX_LINE_BYTES = 16 * 2**20
+SKIP_CHUNK = 2**20
+NAMED_PROBLEMS = 20  # lines named one by one; past that only counted, so a garbage file cannot fill memory
+NOT_AN_EVALS_LOG = "not an evals log"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class Reading:
+    """What reading a log met besides its rows: problems (each naming its line), lines that were
+    not JSON, the run ids seen, and why the file is not an evals log (then nothing was yielded)."""
+
+    problems: list[str] = field(default_factory=list)
+    not_json: int = 0
+    run_ids: dict[str, None] = field(default_factory=dict)  # in order of first sight
+    refused: Optional[str] = None
+    _unnamed: int = 0
+
+    def note(self, problem: str) -> None:
+        if len(self.problems) < NAMED_PROBLEMS:
+            self.problems.append(problem)
+        else:
+            self._unnamed += 1
+
+    def finish(self) -> None:
+        if self._unnamed:
+            self.problems.append(f"{self._unnamed} more bad line(s) not named")
+            self._unnamed = 0
+
+    @property
+    def mixed(self) -> Optional[str]:
+        """Why the log cannot be used as one run's record, or None."""
+        if len(self.run_ids) < 2:
+            return None
+        ids = list(self.run_ids)
+        return (f"holds {len(ids)} runs (run ids {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): "
+                "two runs wrote this file at once; none of it is used")
+
+
+def _escape_surrogates(x: Any) -> Any:
+    if isinstance(x, str):
+        return x.encode("utf-8", "backslashreplace").decode("utf-8") if _LONE_SURROGATE.search(x) else x
+    if isinstance(x, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_escape_surrogates(v) for v in x]
+    return x
+
+
+def decode_row(text: str) -> Any:
+    """One line's JSON, a lone surrogate anywhere in it read as its 6-character escape (as the
+    recorder stores one); raises ValueError for anything that is not JSON (too deep included)."""
+    try:
+        row = json.loads(text)
+        return _escape_surrogates(row) if _SURROGATE_ESCAPE.search(text) else row
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _not_spec(text: str) -> Optional[str]:
+    """Why a first line is not a run spec, or None."""
+    try:
+        row = decode_row(text)
+    except ValueError:
+        return "not JSON"
+    return None if isinstance(row, dict) and isinstance(row.get("spec"), dict) else "JSON but not a run spec"
+
+
+def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, each read with a bound of ``MAX_LINE_BYTES``.
+
+    The first non-blank line must be a ``{"spec": {...}}`` object: otherwise the file is refused
+    there (``reading.refused``) and nothing is yielded. A longer line is named and skipped without
+    being held; bytes that are not UTF-8 are read as U+FFFD."""
+    reading = reading if reading is not None else Reading()
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        reading.refused = f"cannot open: {exc}"
+        reading.problems.append(reading.refused)
+        return
+    with handle:
+        lineno, first = 0, True
+        while True:
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:  # a directory, an unreadable device
+                reading.refused = f"cannot read: {exc}"
+                reading.problems.append(reading.refused)
+                return
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                if first:
+                    reading.refused = (f"line {lineno} is longer than {MAX_LINE_BYTES // 2**20} MiB, not a run spec: "
+                                       + NOT_AN_EVALS_LOG)
+                    reading.problems.append(reading.refused)
+                    return
+                reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
+                while raw and not raw.endswith(b"\n"):
+                    raw = handle.readline(SKIP_CHUNK)
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            if first:
+                first = False
+                why = _not_spec(text)
+                if why:
+                    reading.refused = f"line {lineno} is {why}: {NOT_AN_EVALS_LOG}"
+                    reading.problems.append(reading.refused)
+                    return
+            yield lineno, text
+    reading.finish()
+
+
+def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of each JSON object line of an evals log (``iter_lines``'s bounds apply).
+    A line that is not JSON is counted and named in ``reading``; the run id of every row is noted
+    there. (A reader that wants few lines tests ``iter_lines``' text before decoding: transcripts.)"""
+    reading = reading if reading is not None else Reading()
+    for lineno, text in iter_lines(path, reading):
+        try:
+            row = decode_row(text)
+        except ValueError:
+            reading.not_json += 1
+            reading.note(f"line {lineno}: not JSON (truncated log?)")
+            continue
+        if not isinstance(row, dict):
+            reading.note(f"line {lineno}: not a JSON object, skipped")
+            continue
+        spec = row.get("spec")
+        run_id = spec.get("run_id") if isinstance(spec, dict) else row.get("run_id")
+        if isinstance(run_id, str):
+            reading.run_ids.setdefault(run_id, None)
+        yield lineno, row

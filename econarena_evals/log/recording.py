@@ -1,0 +1,142 @@
+"""What the log stores of each event: anything a server sent, in a form that can be written.
+
+evals' ``LocalRecorder`` serialises every event of a flush, then writes them together. One string
+that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``: valid JSON, which a buggy server
+or a model can send) made that flush raise, and every event of it was lost, the finished sessions'
+included. And a reply of 10 MB was stored whole, 50 times a session. So, for every event recorded:
+
+* a string UTF-8 cannot encode is stored escaped, ``\\ud800`` as those six characters
+  (``str.encode("utf-8", "backslashreplace")``); a ``sampling`` event whose reply was escaped says
+  so with ``"sampled_escaped": true``;
+* a ``sampling`` event stores at most ``MAX_STORED_CHARS`` characters of each reply; when one was
+  cut, ``"sampled_full_chars"`` lists the full length of every reply;
+* a flush that still cannot serialise an event writes the others, and in that event's place a
+  ``econarena_unrecordable`` row naming its type and what failed.
+
+The score never sees any of this: it reads the reply the completion fn returned, whole.
+The form is documented in docs/contract.md §8.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Sequence
+
+from ..integration.recorder import edit_events
+from .format import SEAT_TAG, UNRECORDABLE_EVENT
+
+MAX_STORED_CHARS = 65_536
+_UNENCODABLE = re.compile("[\ud800-\udfff]")  # the only code points a str holds that UTF-8 cannot encode
+
+
+def escape(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def storable(value: Any) -> tuple[Any, bool]:
+    """``value`` with every unencodable string (dict keys too) escaped; True if any was. Never
+    changes ``value`` itself: what the caller holds stays as it was."""
+    if isinstance(value, str):
+        return (escape(value), True) if _UNENCODABLE.search(value) else (value, False)
+    if isinstance(value, dict):
+        changed, out = False, {}
+        for key, item in value.items():
+            key, key_changed = storable(key)
+            out[key], item_changed = storable(item)
+            changed = changed or key_changed or item_changed
+        return (out, True) if changed else (value, False)
+    if isinstance(value, (list, tuple)):
+        items = [storable(item) for item in value]
+        if any(changed for _, changed in items):
+            return [item for item, _ in items], True
+        return value, False
+    return value, False
+
+
+def stored_replies(sampled: Any) -> tuple[Any, list[int] | None, bool]:
+    """What a sampling event stores of its replies: (stored, full lengths if any was cut, escaped)."""
+    one = isinstance(sampled, str)
+    replies = [sampled] if one else sampled
+    if not isinstance(replies, (list, tuple)):
+        stored, escaped = storable(replies)
+        return stored, None, escaped
+    full = [len(r) if isinstance(r, str) else None for r in replies]
+    cut = any(n is not None and n > MAX_STORED_CHARS for n in full)
+    kept = [r[:MAX_STORED_CHARS] if isinstance(r, str) else r for r in replies]
+    kept, escaped = storable(kept)
+    return (kept[0] if one else kept), (full if cut else None), escaped
+
+
+def _plainly_storable(type: str, data: Any) -> bool:  # noqa: A002 - evals' own name
+    """True when ``data`` needs nothing done: the usual case, told in C. Walking every event in
+    Python cost a third of the engine's time per decision. Anything ``json`` cannot tell (an
+    object it does not know) is walked."""
+    import json  # here, not at the top: kept out of the module's import block
+
+    if type == "sampling" and isinstance(data, dict) and "sampled" in data:
+        sampled = data["sampled"]
+        if not isinstance(sampled, (str, list, tuple)) or any(
+                isinstance(r, str) and len(r) > MAX_STORED_CHARS for r in ([sampled] if isinstance(sampled, str) else sampled)):
+            return False
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError: an unencodable string
+        return False
+    return True
+
+
+def storable_event(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
+    """The data an event of ``type`` is stored with (a new object when anything changed)."""
+    if _plainly_storable(type, data):
+        return data
+    if type == "sampling" and isinstance(data, dict) and "sampled" in data:
+        sampled, full, escaped = stored_replies(data["sampled"])
+        rest, _ = storable({k: v for k, v in data.items() if k != "sampled"})
+        data = {**rest, "sampled": sampled}
+        if full is not None:
+            data["sampled_full_chars"] = full
+        if escaped:
+            data["sampled_escaped"] = True
+        return data
+    return storable(data)[0]
+
+
+def store_as_data(recorder: Any) -> None:
+    """Make this recorder store every event it records as ``storable_event`` says, and write the
+    events of a flush one by one when they cannot all be written together."""
+    if getattr(recorder, "_econarena_storable", False):
+        return
+    edit_events(recorder, storable_event)
+    flush = getattr(recorder, "_flush_events_internal", None)
+    if flush is not None:
+        recorder._flush_events_internal = lambda events: _flush_each_on_failure(recorder, flush, events)
+    recorder._econarena_storable = True
+
+
+def _flush_each_on_failure(recorder: Any, flush: Any, events: Sequence[Any]) -> None:
+    """``flush(events)``; if it cannot serialise them (nothing is written then), each event alone,
+    and a placeholder row for any that still fails, so one event never takes the others down."""
+    try:
+        return flush(events)
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError; OSError (a full disk) is not ours
+        pass
+    done_before = getattr(recorder, "_flushes_done", 0)
+    for event in events:
+        try:
+            flush([event])
+        except (TypeError, ValueError) as exc:
+            flush([unrecordable(event, exc)])
+    if hasattr(recorder, "_flushes_done"):  # evals counts one flush per flush started
+        recorder._flushes_done = done_before + 1
+
+
+def unrecordable(event: Any, exc: BaseException) -> Any:
+    """The row written in place of an event that cannot be serialised: its type, seat tag if it
+    had one, and why (so a reader can name the gap; the sampling check reports the missing call)."""
+    data = event.data if isinstance(event.data, dict) else {}
+    note: dict[str, Any] = {"event_type": escape(str(event.type)),
+                            "error": escape(f"{type(exc).__name__}: {exc}")[:500]}
+    tag = data.get(SEAT_TAG)
+    if isinstance(tag, dict) and all(isinstance(v, (str, int)) for v in tag.values()):
+        note[SEAT_TAG] = storable(tag)[0]
+    return dataclasses.replace(event, type=UNRECORDABLE_EVENT, data=note)

@@ -1,0 +1,183 @@
+"""What the report adds to the means (contract §9, §10): floors, paired comparisons, diagnostics.
+
+* ``floors``: every metric for a player that always breaks the rules, one that plays uniformly at
+  random over the valid range, and Nash play, scored on the column's own sessions by the game's own
+  scorer, so a reader sees where a metric starts (auction ``rationality`` starts near 0.89).
+* ``comparisons``: for two players with sessions of the same condition, the mean difference of each
+  metric over the sessions both finished, a paired bootstrap interval and a sign-flip p-value.
+* ``diagnostics``: what each game says the EAS hides (the beauty contest's depth of reasoning τ,
+  the auctions' truthful, over- and underbid shares); the report only renders what the game gives.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import defaultdict
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..games import get as get_game
+from ..log.evallog import EvalLog
+from ..score.metrics import METRICS, session_metrics
+from ..score.paired import paired_comparisons
+
+FLOOR_PLAYER = "floor"
+RANDOM_REPEATS = 5  # uniform play is scored this many times on every session, then averaged
+FLOOR_SEED = 1995
+COMPARISON_RESAMPLES, COMPARISON_SEED = 2000, 1995
+
+
+def finished_runs(log: EvalLog) -> dict[int, list[Mapping[str, Any]]]:
+    """Run events of the finished sessions, by session, in run order."""
+    finished = {int(s["session"]) for s in log.sessions if not s.get("errored")}
+    by_session: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    for event in log.runs:
+        if int(event["session"]) in finished:
+            by_session[int(event["session"])].append(event)
+    return {k: sorted(v, key=lambda e: e["run"]) for k, v in by_session.items()}
+
+
+def _policy_actions(policy: str, event: Mapping[str, Any], rng: random.Random) -> list[Optional[float]]:
+    seats = event["seats"]
+    if policy == "rule_break":
+        return [None] * len(seats)
+    if policy == "nash":
+        return [float(s["ne_action"]) for s in seats]
+    lo, hi = get_game(event["game"]).action_range(event)
+    return [rng.uniform(lo, hi) for _ in seats]
+
+
+def floors(log: EvalLog) -> dict[str, dict[str, Optional[float]]]:
+    """{metric: {rule_break, random, nash}} on this log's finished sessions, every seat playing the policy."""
+    sessions = finished_runs(log)
+    out: dict[str, dict[str, Optional[float]]] = {m: {} for m in METRICS}
+    rng = random.Random(FLOOR_SEED)
+    for policy in ("rule_break", "random", "nash"):
+        values: dict[str, list[float]] = defaultdict(list)
+        for _, events in sorted(sessions.items()):
+            for _ in range(RANDOM_REPEATS if policy == "random" else 1):
+                outcomes = []
+                for event in events:
+                    game = get_game(event["game"])
+                    actions = _policy_actions(policy, event, rng)
+                    outcomes.append(game.score_event(event, actions, [FLOOR_PLAYER] * len(actions)))
+                metrics = session_metrics(outcomes, FLOOR_PLAYER)
+                if metrics is not None:
+                    for m in METRICS:
+                        values[m].append(metrics[m])
+        for m in METRICS:
+            out[m][policy] = round(math.fsum(values[m]) / len(values[m]), 12) if values[m] else None
+    return out
+
+
+def nash_ceilings(column_floors: Mapping[str, Mapping[str, Optional[float]]], self_play: bool) -> list[str]:
+    """The metrics for which Nash play at every seat is a ceiling of the column: no player can score
+    above it there. Every metric is at most 1, and where Nash play scores 1 (rationality, NE
+    proximity, rule following, convergence) nothing is above it. In self-play every seat is the one
+    player, so its win rate is 1/seats whatever it plays and Nash play tops the EAS too; against
+    others a player can win more than its share (a level-1 fn among Nash players scores an EAS of
+    0.987 where Nash play's is 0.840), so there Nash play's win rate and EAS are no ceiling."""
+    out = []
+    for metric in METRICS:
+        nash = (column_floors.get(metric) or {}).get("nash")
+        if nash is not None and (self_play or nash >= 1.0 - 1e-12):
+            out.append(metric)
+    return out
+
+
+# The rows under every metric table: (policy, label); Nash play is split by whether it is a ceiling.
+FLOOR_ROWS = (("rule_break", "floor: always breaks the rules"), ("random", "floor: uniform random"),
+              ("nash", "ceiling: Nash play"))
+NASH_NO_CEILING = "Nash play at every seat (no ceiling: a player can score above it against these opponents)"
+
+
+def floor_rows(result: Mapping[str, Any], metric: str,
+               columns: Sequence[str]) -> list[tuple[str, list[Optional[float]]]]:
+    """(label, value per column, None for none) of each row under a metric table: the two floors,
+    Nash play where it is the column's ceiling, and Nash play where it is not (only if some column has it)."""
+    floors_of = result.get("floors") or {}
+    ceilings = result.get("ceilings") or {}
+
+    def value(col: str, policy: str) -> Optional[float]:
+        return ((floors_of.get(col) or {}).get(metric) or {}).get(policy)
+
+    rows = [(text, [value(col, policy) if policy != "nash" or metric in ceilings.get(col, ()) else None
+                    for col in columns]) for policy, text in FLOOR_ROWS]
+    beaten = [None if metric in ceilings.get(col, ()) else value(col, "nash") for col in columns]
+    if not any(v is not None for v in rows[-1][1]):
+        rows.pop()  # no column has Nash play as its ceiling
+    if any(v is not None for v in beaten):
+        rows.append((NASH_NO_CEILING, beaten))
+    return rows
+
+
+def diagnostics(log: EvalLog, player: str) -> dict[str, dict[str, Any]]:
+    """The game's own figures for one player on this log's finished sessions ({} if it has none)."""
+    runs = [e for events in finished_runs(log).values() for e in events]
+    if not runs:
+        return {}
+    return get_game(runs[0]["game"]).diagnostics(runs, player)
+
+
+def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, Optional[float]]]]
+                ) -> list[dict[str, Any]]:
+    """Paired comparisons of every pair of players in every column.
+
+    ``per_session[(player, column)]`` maps session index -> metrics for the sessions the player
+    finished. Two players of one column played the same condition on the same session indices
+    (self-play logs of one cell, or one arena log); only the sessions both finished count.
+    """
+    by_column: dict[str, list[str]] = defaultdict(list)
+    for player, column in per_session:
+        by_column[column].append(player)
+    rows, keys = [], []
+    for column, players in sorted(by_column.items()):
+        for a, b in itertools.combinations(sorted(players), 2):
+            sa, sb = per_session[(a, column)], per_session[(b, column)]
+            common = sorted(set(sa) & set(sb))
+            if not common:
+                continue
+            for metric in METRICS:
+                diff = [np.nan if sa[s][metric] is None or sb[s][metric] is None
+                        else float(sa[s][metric]) - float(sb[s][metric]) for s in common]
+                rows.append(diff)
+                keys.append((a, b, column, metric, len(common)))
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    matrix = np.full((len(rows), width), np.nan)
+    for i, r in enumerate(rows):
+        matrix[i, : len(r)] = r
+    stats = paired_comparisons(matrix, resamples=COMPARISON_RESAMPLES, seed=COMPARISON_SEED)
+    out = []
+    for i, (a, b, column, metric, _) in enumerate(keys):
+        figures = {k: float(stats[k][i]) for k in ("diff", "ci_low", "ci_high", "p_value")}
+        out.append({"a": a, "b": b, "column": column, "metric": metric,
+                    **{k: None if math.isnan(v) else round(v, 12) for k, v in figures.items()},
+                    "sessions": int(stats["sessions"][i])})
+    return out
+
+
+# How the report titles and explains each kind of game diagnostic (report.md and report.html).
+DIAGNOSTIC_TITLES = {
+    "depth": ("Depth of reasoning (τ)",
+              "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
+              "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
+              "(contract §10). People: τ ≈ 1.5."),
+    "bids": ("Bids: what the EAS hides",
+             "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
+             "and the mean bid / value."),
+}
+
+
+def figure(x: Any) -> str:
+    """A figure as the report's tables show it: three decimals, '-' for none."""
+    if isinstance(x, bool) or x is None:
+        return "-" if x is None else str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "-" if math.isnan(x) else f"{x:.3f}"
+    return str(x)

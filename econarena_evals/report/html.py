@@ -1,0 +1,401 @@
+"""``report.html``: the report in one self-contained page, with a browser of the sessions played.
+
+It holds what ``report.md`` holds, rendered from the same ``result`` that ``report.compute`` computes
+(leaderboards with intervals, one table per component, floors, depth, bids, comparisons, rule breaks,
+plots, inputs), and adds what the means cannot show: how each session went run by run, each seat's
+prompt and reply, and why each rule break broke the rules.
+
+One file, opened by double-click: CSS, script, data and plots (base64 PNG) are inline, nothing is
+fetched (the CSS and the script are this package's ``static/report.css`` and ``static/report.js``),
+and a Content-Security-Policy forbids fetching anything and running any script but the
+page's own (by its hash). Model replies are untrusted text: they travel in a
+``<script type="application/json">`` block with ``<``, ``>``, ``&`` and U+2028/2029 escaped, and
+the page sets them with ``textContent`` only, control characters made visible. Commands and error
+texts pass through ``redact``. Nothing here imports evals.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from ..core.answers import RULE_BREAK_KINDS
+from ..core.redact import redact_command, redact_text
+from ..games import report_labels
+from ..log.format import metric_key
+from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_sessions
+from ..score.intervals import BOOTSTRAP_RESAMPLES
+from ..score.metrics import COMPONENTS
+from ..score.paired import format_comparison
+from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
+from .selection import Chosen
+
+DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
+
+
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """A file of ``static/`` (package data: installed with the package, read from the install)."""
+    return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
+
+
+def esc(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _fmt(mean: Optional[float], ci: Optional[Sequence[Optional[float]]] = None) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    if not ci or any(c is None or (isinstance(c, float) and math.isnan(c)) for c in ci):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _num(x: Any) -> Any:
+    """A number as the page shows it: at most 6 decimals, whole numbers as integers."""
+    if x.__class__ is float:
+        if x != x or x in (math.inf, -math.inf):
+            return None
+        r = round(x, 6)
+        return int(r) if r.is_integer() and -1e15 < r < 1e15 else r
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return x
+    return _num(float(x)) if isinstance(x, float) else x
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_for_script(data: Any) -> str:
+    """JSON that cannot end its ``<script>`` block or open another tag, whatever strings it holds.
+
+    A lone surrogate (a log's "\\ud800" escape) is no character: it becomes U+FFFD, as a browser would
+    show it, rather than text no UTF-8 file can hold (and that headless Chromium fails on)."""
+    text = _SURROGATE.sub("\ufffd", json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+class Strings:
+    """One table of the page's repeated strings (prompt lines, built-in players' reasons)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, s: str) -> int:
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.items)
+            self.items.append(s)
+        return i
+
+
+# ---- the data of the session browser ----
+
+def _prompt(prompt: Any, strings: Strings) -> list[Any]:
+    """Chat messages as [[role, [line ids]], ...], lines shared across the page."""
+    messages = prompt if isinstance(prompt, list) else [{"role": "", "content": prompt}]
+    out = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            m = {"role": "", "content": m}
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, default=str)
+        out.append([str(m.get("role", "")), [strings(line) for line in content.split("\n")]])
+    return out
+
+
+def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) -> dict[str, Any]:
+    """Everything the browser shows of one log: every session's grid, and the kept sessions' calls."""
+    log = c.log
+    players = list(log.players)
+    pindex = {p: i for i, p in enumerate(players)}
+    by_session: dict[int, list[Mapping[str, Any]]] = {}
+    for event in log.runs:
+        by_session.setdefault(int(event["session"]), []).append(event)
+    labels = report_labels(log.game)
+    sessions = []
+    for s in sorted(log.sessions, key=lambda s: int(s["session"])):
+        index = int(s["session"])
+        events = sorted(by_session.get(index, []), key=lambda e: int(e["run"]))
+        runs = []
+        params: dict[str, Any] = {}
+        for event in events:
+            if not params:
+                params = {k: _num(event[k]) for k in labels.session_params if k in event}
+            values = event.get(labels.seat_values) if labels.seat_values else None
+            values = values if isinstance(values, list) else None
+            seats = []
+            run = int(event["run"])
+            for seat in event["seats"]:
+                number, player = int(seat["seat"]), seat["player"]
+                if player not in pindex:
+                    pindex[player] = len(players)
+                    players.append(str(player))
+                seats.append([number, pindex[player], _num(seat["action"]), 1 if seat["valid"] else 0,
+                              _num(seat["payoff"]), _num(seat["ne_action"]),
+                              _num(values[number - 1]) if values and len(values) >= number else None,
+                              None if seat["valid"] else calls.kinds.get((index, run, number))])
+            outcome = event.get(labels.outcome) if labels.outcome else None
+            runs.append([int(event["run"]), _num(outcome), [int(w) for w in event.get("winners") or []], seats])
+        metrics = {}
+        for p in c.players:
+            key = metric_key("eas", p, c.players)
+            if s.get(key) is not None:
+                metrics[p] = _num(s[key])
+        sessions.append({"s": index, "err": redact_text(s["error"]) if s.get("error") else None,
+                         "errored": bool(s.get("errored")), "eas": metrics, "t": 1 if index in keep else 0,
+                         "p": params, "runs": runs})
+    kept = {}
+    for (session, run, seat), call in sorted(calls.calls.items()):
+        reply = call.reply
+        cut = 0
+        if reply is not None and len(reply) > MAX_REPLY_CHARS:
+            reply, cut = reply[:MAX_REPLY_CHARS], len(reply) - MAX_REPLY_CHARS
+        fields = call.fields()
+        kept[f"{session}:{run}:{seat}"] = [_prompt(call.prompt, strings), reply, call.finish_reason,
+                                           {k: strings(v) for k, v in fields.items() if isinstance(v, str)}, cut]
+    command = ((log.spec.get("run_config") or {}).get("command")) or ""
+    return {"col": c.column, "cell": log.cell, "game": log.game or "", "file": log.path.name,
+            "command": _command(str(command)) if command else "", "finished": c.finished,
+            "players": players, "rows": list(c.players), "outcome": labels.outcome, "action": labels.action,
+            "value_note": labels.seat_value_note, "sessions": sessions, "calls": kept}
+
+
+def _command(command: str) -> str:
+    """The recorded command line as a reader wants it: no secrets, and the program by its name, not its path."""
+    words = redact_command(command).split(" ", 1)
+    return " ".join([Path(words[0]).name] + words[1:])
+
+
+def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[str], dict[str, Any], list[str]]:
+    """The browser's logs (each as the page's JSON text, so that a large report holds compact text rather
+    than Python lists), rule breaks by player ({player: {column: {kind: n}}, examples}) and strings.
+
+    Every log is read once, streaming; rule breaks are counted over every session, calls kept for the
+    first ``limit`` sessions of each log (None: all)."""
+    strings = Strings()
+    logs, counts, examples = [], {}, {}
+    for c in chosen:
+        keep = transcript_sessions(c.log, limit)
+        calls = read_calls(c.log, c.players, keep)
+        logs.append(json_for_script(log_data(c, calls, keep, strings)))
+        for p in c.players:
+            counts.setdefault(p, {})[c.column] = {"seats": calls.seats.get(p, 0),
+                                                  **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
+        for (p, kind), items in calls.examples.items():
+            bucket = examples.setdefault(p, {}).setdefault(kind, [])
+            for item in items:
+                if len(bucket) < 3:
+                    bucket.append({**item, "col": c.column, "log": len(logs) - 1,
+                                   "range": [_num(x) for x in item["range"]]})
+    return logs, {"counts": counts, "examples": examples}, strings.items
+
+
+# ---- the page ----
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[tuple[str, Any]]], foot: Iterable[Sequence[str]] = (),
+           sortable: bool = True, cls: str = "") -> str:
+    """A table; each body cell is (text, sort key). Sortable tables sort by any column on a click."""
+    out = [f'<table class="{"sortable " if sortable else ""}{cls}">', "<thead><tr>"]
+    out += [f'<th scope="col" tabindex="0">{esc(h)}</th>' for h in head]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        cells = []
+        for text, key in row:
+            attr = f' data-v="{esc(key)}"' if key is not None else ""
+            cells.append(f"<td{attr}>{esc(text)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody>")
+    foot = list(foot)
+    if foot:
+        out.append("<tfoot>" + "".join("<tr>" + "".join(f"<td>{esc(t)}</td>" for t in r) + "</tr>" for r in foot)
+                   + "</tfoot>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def metric_table(result: Mapping[str, Any], metric: str, columns: Sequence[str], players: Sequence[str],
+                 groups: Sequence[str]) -> str:
+    cond = {(d["player"], d["column"]): d for d in result["conditions"]}
+    overall_cols = list(groups) if metric == "eas" else []
+    rows = []
+    for p in players:
+        row: list[tuple[str, Any]] = [(p, p)]
+        for col in columns:
+            d = cond.get((p, col))
+            m = d["metrics"][metric] if d else None
+            row.append((_fmt(m["mean"], m["ci95"]), m["mean"] if m["mean"] is not None else "") if m else ("", ""))
+        for g in overall_cols:
+            o = result["overall_groups"][g].get(p)
+            row.append((_fmt(o["eas"], o["ci95"]), o["eas"]) if o else ("", ""))
+        rows.append(row)
+    foot = []
+    for text, values in floor_rows(result, metric, columns):
+        foot.append([text] + [_fmt(v) for v in values] + [""] * len(overall_cols))
+    return _table(["player"] + list(columns) + overall_cols, rows, foot, cls="metric")
+
+
+def diagnostics_html(diags: Mapping[str, Any]) -> str:
+    out = []
+    for kind, by_player in sorted(diags.items()):
+        title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
+        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
+        keys = list(entries[0][2]) if entries else []
+        rows = [[(p, p), (col, col)] + [(figure(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
+        out.append(f'<h2 id="diag-{esc(kind)}">{esc(title)}</h2><p>{esc(note)}</p>'
+                   + _table(["player", "column"] + keys, rows))
+    return "".join(out)
+
+
+def _key(x: Any) -> Any:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else str(x)
+
+
+def comparisons_html(comps: Sequence[Mapping[str, Any]]) -> str:
+    eas = [c for c in comps if c["metric"] == "eas"]
+    if not eas:
+        return ""
+    rows = [[(c["column"], c["column"]), (f"{c['a']} − {c['b']}", f"{c['a']} {c['b']}"),
+             (format_comparison(c), c["diff"] if c["diff"] is not None else ""),
+             (figure(c["p_value"]), c["p_value"] if c["p_value"] is not None else "")] for c in eas]
+    return ('<h2 id="comparisons">Paired comparisons</h2><p>EAS difference over the sessions both players '
+            "finished, a paired bootstrap 95 % interval and a two-sided sign-flip permutation p-value (every "
+            "metric: <code>report.json</code>, <code>comparisons</code>).</p>"
+            + _table(["column", "A − B", "difference [95 %], p, sessions", "p"], rows))
+
+
+def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any]) -> str:
+    errors = []
+    for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
+        rate = d["rule_break_rate"]
+        errors.append([(d["player"], d["player"]), (d["column"], d["column"]), (str(d["sessions"]), d["sessions"]),
+                       (str(d["errored_sessions"]), d["errored_sessions"]),
+                       (f"{rate:.3f}" if rate is not None else "-", rate if rate is not None else ""),
+                       (f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-",
+                        d["tokens_per_session"] if d["tokens_per_session"] is not None else "")])
+    kinds_rows = []
+    for p, cols in sorted(rb["counts"].items()):
+        total = {k: sum(c[k] for c in cols.values()) for k in RULE_BREAK_KINDS}
+        seats = sum(c["seats"] for c in cols.values())
+        broken = sum(total.values())
+        kinds_rows.append([(p, p), (str(seats), seats), (str(broken), broken)]
+                          + [(str(total[k]), total[k]) for k in RULE_BREAK_KINDS])
+    return ('<h2 id="rule-breaks">Rule breaks, errors and tokens</h2>'
+            + _table(["player", "column", "sessions", "errored sessions", "rule-break rate", "tokens per session"],
+                     errors)
+            + '<h3>Rule breaks by kind</h3><p>Every seat of every session, kind read from the reply by the '
+              "eval's own parser: <em>no JSON object</em> (no object with <code>choice</code>), <em>not a "
+              "number</em>, <em>out of range</em>, <em>cut off at token limit</em> (the endpoint said "
+              "<code>finish_reason</code> = length), <em>no answer or error</em> (no reply on record).</p>"
+            + _table(["player", "seats", "rule breaks"] + list(RULE_BREAK_KINDS), kinds_rows, cls="kinds")
+            + '<h3>Example replies</h3><div id="rb-examples"><p class="note">(the page script shows them)</p></div>')
+
+
+def plots_html(out: Path, plots: Mapping[str, Any]) -> str:
+    parts = ['<h2 id="plots">Plots</h2>', '<div class="plots">']
+    for name in sorted(plots, key=lambda n: (n.split("_", 1)[1] if "_" in n else n, n)):
+        path = out / name
+        try:
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+        except OSError:
+            continue
+        parts.append(f'<figure><img alt="{esc(name)}" src="data:image/png;base64,{data}">'
+                     f"<figcaption>{esc(name)}</figcaption></figure>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mapping[str, Any],
+           strings: Sequence[str], limit: Optional[int]) -> list[str]:
+    """The page, as pieces of text to write one after the other."""
+    players = sorted({d["player"] for d in result["conditions"]})
+    columns = sorted({d["column"] for d in result["conditions"]})
+    groups = list(result["overall_groups"])
+    body = [f"<h1>EconArena report</h1><p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
+            f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
+            f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Click a column heading to sort; "
+            "the rows under each table are the column's floors and, where no player can score above it, "
+            "its ceiling.</p>"]
+    errored = [d for d in result["conditions"] if d["errored_sessions"]]
+    if errored:
+        body.append('<p class="warn"><strong>' + esc(sum(d["errored_sessions"] for d in errored))
+                    + " errored session(s)</strong> are left out of the means: "
+                    + esc("; ".join(f"{d['player']} in {d['column']}: {d['errored_sessions']}" for d in errored))
+                    + "</p>")
+    partial = sorted({d["column"] for d in result["conditions"] if not d["finished"]})
+    if partial:
+        body.append('<p class="warn"><strong>Partial logs</strong> (the run did not finish; its finished sessions '
+                    "are used): " + esc(", ".join(partial)) + "</p>")
+    body.append('<nav><a href="#leaderboard">Leaderboard</a> <a href="#components">Components</a> '
+                '<a href="#rule-breaks">Rule breaks</a> <a href="#browser">Sessions</a> '
+                '<a href="#plots">Plots</a> <a href="#inputs">Inputs</a></nav>')
+    body.append('<section class="part"><h2 id="leaderboard">Leaderboard: EconArena Score (EAS)</h2>')
+    body.append(metric_table(result, "eas", columns, players, groups))
+    depth = result.get("depth") or {}
+    if depth:
+        body.append("<p>Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5): "
+                    + esc("; ".join(f"{p} {col} τ = {d['tau']:.2f}" for p, cols in sorted(depth.items())
+                                    for col, d in sorted(cols.items()))) + ".</p>")
+    body.append('</section><section class="part" id="components">')
+    for m in COMPONENTS:
+        body.append(f'<h2 id="metric-{esc(m)}">{esc(m)}</h2>' + metric_table(result, m, columns, players, []))
+    body.append(diagnostics_html(result.get("diagnostics") or {}))
+    body.append(comparisons_html(result.get("comparisons") or []))
+    body.append('</section><section class="part">' + rule_break_html(result, rb) + "</section>")
+    limit_text = "every session" if limit is None else f"the first {limit} session(s) of each log"
+    body.append('<section class="part" id="sessions"><h2 id="browser">Sessions</h2>'
+                "<p>Pick a column, a player and a session: one row per run, one "
+                f"cell per seat (its {esc('choice or bid')}, valid or the kind of rule break, payoff, and the "
+                "equilibrium action). Click a cell for the seat's prompt and the model's whole reply. Prompts and "
+                f"replies are embedded for {esc(limit_text)} (<code>econarena-report --transcripts N|all</code>); "
+                "every session's moves are here.</p>"
+                '<div class="picker"><label>column <select id="sb-col"></select></label> '
+                '<label>player <select id="sb-player"></select></label> '
+                '<label>session <select id="sb-session"></select></label></div>'
+                '<div id="sb-info"></div><div id="sb-grid"></div><div id="sb-detail"></div></section>')
+    body.append('<section class="part">' + plots_html(out, result.get("plots") or {}) + "</section>")
+    inputs = [[(Path(n["file"]).name, n["file"]), (n["status"], n["status"]), (redact_text(n["why"] or ""), None)]
+              for n in result["inputs"]]
+    body.append('<section class="part"><h2 id="inputs">Inputs</h2>' + _table(["file", "status", "notes"], inputs)
+                + "</section>")
+    script = asset("report.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+           "base-uri 'none'; form-action 'none'")
+    head = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            "<title>EconArena report</title><style>" + asset("report.css") + "</style></head><body>")
+    data = ['<script type="application/json" id="data">{"logs":[']
+    for i, log in enumerate(logs):
+        data += [",", log] if i else [log]
+    data.append('],"strings":' + json_for_script(list(strings)) + ',"rb":' + json_for_script(rb) + ',"kinds":'
+                + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
+    return [head, *body, *data, "<script>" + script + "</script></body></html>\n"]
+
+
+def write(result: Mapping[str, Any], out: Path, browser: tuple[list[str], dict[str, Any], list[str]],
+          limit: Optional[int]) -> Path:
+    """Write ``out/report.html`` from ``browser_data``'s answer (the plots must already be in ``out``)."""
+    logs, rb, strings = browser
+    path = out / "report.html"
+    # a lone surrogate from a log (a "\ud800" escape) cannot be UTF-8: it becomes a JSON escape again
+    with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
+        for part in render(result, out, logs, rb, strings, limit):
+            f.write(part)
+    return path
+
+
+def rule_break_counts(rb: Mapping[str, Any]) -> dict[str, dict[str, dict[str, int]]]:
+    """{player: {column: {seats, kind: n}}} for report.json and report.md."""
+    return {p: {col: dict(c) for col, c in cols.items()} for p, cols in rb["counts"].items()}

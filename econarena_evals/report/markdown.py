@@ -1,0 +1,212 @@
+"""report.md: the report as Markdown, rendered from what ``compute`` measured.
+
+Every string read from a log goes through ``md``, so that any renderer shows it as itself.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..core.answers import RULE_BREAK_KINDS
+from ..fns.identity import is_builtin, show_value
+from ..score.intervals import BOOTSTRAP_RESAMPLES
+from ..score.metrics import COMPONENTS
+from ..score.paired import format_comparison
+from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
+from .compute import CellFigures
+from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
+from .tokens import NO_PRICES, NOTE, Prices, cost_note, table_cells, table_head, total_cells
+
+# Markdown's own characters that can start markup mid-line: code, emphasis, links and images,
+# attribute blocks, headings, table cell breaks, strikethrough. A "_" inside a word (beauty_L) is
+# no emphasis in CommonMark and stays as it is, so that report.md stays readable as plain text.
+_MD_MARKUP = re.compile(r"[\\`*\[\]{}#|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def md(text: Any) -> str:
+    """A string report.md did not write (anything read from a log: a player, fn, model, endpoint,
+    completion arg, eval or column name, a file name, an error) as Markdown text that every
+    renderer shows as itself: HTML's characters as entities, Markdown's backslash-escaped, line
+    breaks as spaces (a table row is one line)."""
+    text = _MD_LINE_BREAKS.sub(" ", str(text))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_MARKUP.sub(lambda m: "\\" + m.group(0), text)
+
+
+def md_row(cells: Sequence[str]) -> str:
+    """A table row of cells already made Markdown (``md`` for what came from a log)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    if ci is None or any(math.isnan(c) for c in ci):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) -> str:
+    """report.md's text from ``compute``'s result (its plots drawn: ``result["plots"]``)."""
+    players = sorted({d["player"] for d in result["conditions"]})
+    columns = sorted({d["column"] for d in result["conditions"]})
+    groups_present = list(result["overall_groups"])
+    cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
+    errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
+    lines = ["# EconArena report", ""]
+    if errored_rows:
+        total = sum(d["errored_sessions"] for d in errored_rows)
+        lines += [f"> **{total} errored session(s)** are left out of the means: "
+                  + "; ".join(f"{md(d['player'])} in {md(d['column'])}: {d['errored_sessions']}"
+                              for d in errored_rows)
+                  + " (see *Rule breaks, errors and tokens*).", ""]
+    partial_rows = [d for d in result["conditions"] if d["status"] not in ("finished", "errored")]
+    if partial_rows:
+        lines += ["> **Stopped or partial logs** (the run did not finish; their finished sessions are used): "
+                  + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})" for d in partial_rows})),
+                  ""]
+    lines += [f"{logs} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
+              "finished sessions with a 95 % bootstrap interval over sessions "
+              f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
+              "split, and in brackets the arena roster and every arg that differs from the registry's defaults. "
+              f"*{SELF_PLAY}* is the mean of a player's default self-play columns (dev split), its interval from "
+              f"resampling sessions within each column; *{SELF_PLAY_TEST}* the same over test-split columns and "
+              f"*{ARENA}* over default arena and opponent columns. Columns with other args are in no overall.", ""]
+
+    def table(metric: str) -> list[str]:
+        overall_cols = groups_present if metric == "eas" else []
+        head = ["player"] + [md(c) for c in columns] + overall_cols
+        rows_md = [md_row(head), "|" + "---|" * len(head)]
+        for p in players:
+            cells = []
+            for col in columns:
+                d = cond_json.get((p, col))
+                m = d["metrics"][metric] if d else None
+                cells.append(_fmt(m["mean"], tuple(m["ci95"] or (math.nan, math.nan))) if m else "")
+            for group in overall_cols:
+                o = result["overall_groups"][group].get(p)
+                cells.append(_fmt(o["eas"], tuple(o["ci95"])) if o else "")
+            rows_md.append(md_row([md(p)] + cells))
+        for text, values in floor_rows(result, metric, columns):
+            rows_md.append(md_row([f"*{text}*"] + [_fmt(v) for v in values] + [""] * len(overall_cols)))
+        return rows_md
+
+    lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
+    lines += ["Under each table, the floors and ceiling of the metric on the column's own sessions: every seat "
+              "breaking the rules, playing uniformly at random over the valid range, or playing the equilibrium, "
+              "scored by the game's scorer. Nash play is the ceiling only where no player can score above it "
+              "(self-play, or a metric where it scores 1); against opponents a player can win more than its "
+              "share, and there Nash play's row says it is no ceiling."]
+    if result["depth"]:
+        lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
+                  "2004): " + "; ".join(f"{md(p)} {md(col)} τ = {d['tau']:.2f}"
+                                       for p, cols in sorted(result["depth"].items())
+                                       for col, d in sorted(cols.items())) + "."]
+    lines += [""]
+    for m in COMPONENTS:
+        lines += [f"## {m}", ""] + table(m) + [""]
+    lines += diagnostics_md(result["diagnostics"])
+    lines += comparisons_md(result["comparisons"])
+    lines += ["## Rule breaks, errors and tokens", "",
+              "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
+              "|---|---|---|---|---|---|"]
+    for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
+        tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
+        rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
+        errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
+        lines.append(md_row([md(d["player"]), md(d["column"]), str(d["sessions"]), errored, rate, tokens]))
+    lines += [""] + rule_breaks_md(result["rule_breaks"])
+    lines += tokens_md(result["tokens"])
+
+    lines += players_md(result["conditions"])
+    lines += ["", "## Plots", ""]
+    for f in figures:
+        for name in (f.convergence, f.first_run):
+            lines.append(f"![{md(name)}]({name})")  # a plain file name (plot_file)
+        lines.append("")
+
+    lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
+    lines += [md_row([md(n["file"]), md(n["status"]), md(n["why"] or "")]) for n in result["inputs"]]
+    return "\n".join(lines) + "\n"
+
+
+def tokens_md(tokens: dict[str, Any]) -> list[str]:
+    """Tokens used per player and column, their cost at the prices given, beside the plan's estimate."""
+    prices = Prices(**tokens["prices"]) if tokens["prices"] else NO_PRICES
+    lines = ["## Tokens and cost", ""]
+    if not tokens["rows"]:
+        return lines + ["No tokens: every player was built in, and built-in players send no request.", ""]
+    head = ["player", "column"] + table_head(prices)
+    lines += [md_row(head), "|" + "---|" * len(head)]
+    lines += [md_row([md(r["player"]), md(r["column"])] + table_cells(r, prices)) for r in tokens["rows"]]
+    lines.append(md_row(["**total**", ""] + total_cells(tokens["total"], prices)))
+    return lines + ["", NOTE + " " + cost_note(prices), ""]
+
+
+def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
+    """Rule breaks by kind, per player and column, for the rows that have any."""
+    lines = ["### Rule breaks by kind", "",
+             "Read from each reply by the eval's parser, over every session (examples: `report.html`)."]
+    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in sorted(cols.items())
+            if any(c[k] for k in RULE_BREAK_KINDS)]
+    if not rows:
+        return lines + ["", "No rule breaks.", ""]
+    lines += ["", "| player | column | seats | " + " | ".join(RULE_BREAK_KINDS) + " |",
+              "|---|---|---|" + "---|" * len(RULE_BREAK_KINDS)]
+    for p, col, c in rows:
+        lines.append(md_row([md(p), md(col), str(c["seats"])] + [str(c[k]) for k in RULE_BREAK_KINDS]))
+    return lines + [""]
+
+
+def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> list[str]:
+    """One table per kind of game diagnostic, rendered from whatever figures the game returned."""
+    lines: list[str] = []
+    for kind, by_player in sorted(diags.items()):
+        title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
+        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
+        keys = list(entries[0][2]) if entries else []
+        lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(k) for k in keys]),
+                  "|---|---|" + "---|" * len(keys)]
+        for p, col, d in entries:
+            lines.append(md_row([md(p), md(col)] + [md(figure(d.get(k))) for k in keys]))
+        lines.append("")
+    return lines
+
+
+def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
+    """Who played: each row's completion fn, model, endpoint and completion args, as the log's
+    econarena_players event recorded them (or, for an older log, as its command line tells)."""
+    seen: dict[tuple[str, ...], None] = {}
+    for d in conditions:
+        st = d.get("settings") or {}
+        args = ", ".join(f"{k}={show_value(v)}" for k, v in sorted((st.get("completion_args") or {}).items()))
+        source = "command line (log predates the players event)" if st.get("source") == "command" else "log"
+        seen.setdefault((d["player"], st.get("cli_name") or "-", st.get("class") or "-", st.get("model") or "-",
+                         st.get("base_url") or ("none: built in" if is_builtin(st.get("class"))
+                                                     else "API default"), args or "-", source))
+    if not seen:
+        return []
+    lines = ["", "## Players", "", "| player | completion fn | class | model | endpoint | completion args | from |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [md_row([md(c) for c in cells]) for cells in sorted(seen)]
+    return lines
+
+
+def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:
+    """A compact EAS table per column: A − B with its paired interval, p-value and sessions."""
+    eas = [c for c in comps if c["metric"] == "eas"]
+    if not eas:
+        return []
+    lines = ["## Paired comparisons", "",
+             "EAS difference over the sessions both players finished, a paired bootstrap 95 % interval and a "
+             "two-sided sign-flip permutation p-value (every metric: `report.json`, `comparisons`; one pair: "
+             "`econarena-report --compare A B`).", ""]
+    for column in sorted({c["column"] for c in eas}):
+        lines += [f"**{md(column)}**", "", "| A − B | difference [95 %], p, sessions |", "|---|---|"]
+        lines += [md_row([f"{md(c['a'])} − {md(c['b'])}", format_comparison(c)])
+                  for c in eas if c["column"] == column]
+        lines.append("")
+    return lines

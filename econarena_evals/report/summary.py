@@ -1,0 +1,236 @@
+"""Print EconArena logs as one table: ``econarena-summary [LOG_OR_DIR ...] [--strict] [--price-in P --price-out P]``.
+
+The same rules as ``econarena-report`` (``selection``): one row per player and condition, the
+column named by cell plus what differs from the registry's defaults, a finished log before a
+partial one and the newest finished among several. A partial log (the run stopped before its final
+report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
+it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
+errored or missing sessions, for scripts that must not pass a run with holes in it. Under the
+table, the tokens each player used in each column and, at the prices given, their cost (``tokens``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from ..core.redact import redact_text
+from ..fns.identity import FALLBACK_NOTE
+from ..log.evallog import EvalLog, find_logs, rescore_events
+from ..log.format import metric_key
+from ..run.resume_command import hint
+from ..score.intervals import metric_interval
+from ..score.metrics import METRICS
+from .analysis import floors, nash_ceilings
+from .selection import Chosen, select
+from .tokens import (
+    NOTE,
+    Prices,
+    add_price_options,
+    cost_note,
+    price_problem,
+    prices_of,
+    table_cells,
+    table_head,
+    tokens_result,
+    total_cells,
+)
+
+
+def _fmt(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else "-" if x is None else str(x)
+
+
+def _with_interval(mean: object, values: list[float], column: str, player: str, metric: str) -> str:
+    """'0.723 [0.712, 0.735]': the mean and the report's 95 % interval over sessions."""
+    if not isinstance(mean, (int, float)) or len(values) < 2:
+        return _fmt(mean)
+    lo, hi = metric_interval(values, column, player, metric)
+    return f"{float(mean):.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def session_values(log: EvalLog, player: str, metric: str) -> list[float]:
+    """One player's per-session figures of a metric, over the finished sessions."""
+    key = metric_key(metric, player, log.players)
+    return [float(s[key]) for s in log.sessions if not s.get("errored") and s.get(key) is not None]
+
+
+LEGEND = ("mean [95 % bootstrap interval over sessions]; each part in [0, 1], higher = more rational; eas = mean of "
+          "the five. In self-play every seat is one player, so win_rate is 1/seats ({share}) by construction, and so "
+          "is beauty rationality unless seats tie: they separate players only in arena and opponent cells. ")
+
+
+def figures(log: EvalLog) -> dict[str, Any]:
+    """The final report, or for a partial log what its finished sessions re-score to."""
+    if log.final_report is not None:
+        return log.final_report
+    done = {int(s["session"]) for s in log.sessions if not s.get("errored")}
+    return rescore_events([r for r in log.runs if int(r["session"]) in done], log.players,
+                          sessions=[int(s["session"]) for s in log.sessions])[1]
+
+
+def expected_sessions(log: EvalLog) -> Optional[int]:
+    """How many sessions the run was asked for: --max_samples, else the samples file's lines."""
+    run_config = log.spec.get("run_config") or {}
+    if run_config.get("max_samples"):
+        return int(run_config["max_samples"])
+    eval_spec = run_config.get("eval_spec") or {}
+    samples = (eval_spec.get("args") or {}).get("samples_jsonl")
+    registry = eval_spec.get("registry_path")
+    if not samples or not registry:
+        return None
+    path = Path(registry) / "data" / samples
+    try:
+        return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    except OSError:
+        return None
+
+
+def holes(c: Chosen) -> list[str]:
+    """What is missing from a log: errored sessions, sessions never played, no final report."""
+    out = []
+    if c.errored:
+        first = next(s.get("error") for s in c.log.sessions if s.get("errored"))
+        out.append(f"{c.errored} errored session(s); first: {redact_text(str(first))}")
+    expected = expected_sessions(c.log)
+    if expected is not None and len(c.log.sessions) < expected:
+        out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
+    if not c.finished or c.log.stop is not None:
+        out.append(f"{c.status}: {done_counts(c.log, expected)}")
+    return out
+
+
+def done_counts(log: EvalLog, expected: Optional[int]) -> str:
+    """What a stopped log holds: finished sessions, runs and answered seat calls."""
+    finished = sum(1 for s in log.sessions if not s.get("errored"))
+    of = f" of {expected}" if expected is not None else ""
+    return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
+            f"{log.calls} seat call(s) answered (a resume sends only the others)")
+
+
+def table(chosen: list[Chosen]) -> str:
+    header = ["player", "column"] + list(METRICS) + ["sessions", "errored", "status"]
+    rows = [header]
+    for c in chosen:
+        report = figures(c.log)
+        for i, (player, row_label) in enumerate(zip(c.players, c.labels)):
+            keys = [metric_key(m, player, c.players) for m in METRICS]
+            if i > 0 and report.get(keys[0]) is None:
+                continue  # a player that sat nowhere in a finished session
+            cells = [_with_interval(report.get(k), session_values(c.log, player, m), c.column, player, m)
+                     for m, k in zip(METRICS, keys)]
+            rows.append([row_label, c.column] + cells
+                        + [_fmt(report.get("sessions")), _fmt(report.get("errored_sessions")),
+                           c.status])
+    return layout(rows)
+
+
+def layout(rows: list[list[str]]) -> str:
+    """Rows of text cells (the first the header) as aligned columns under a rule."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
+    """Tokens used per player and column, their cost at the prices given and the plan's estimate."""
+    tokens = tokens_result(chosen, prices)
+    if not tokens["rows"]:
+        return "\ntokens used: none (every player was built in, and built-in players send no request)"
+    rows = [["player", "column"] + table_head(prices)]
+    rows += [[r["player"], r["column"]] + table_cells(r, prices) for r in tokens["rows"]]
+    rows.append(["total", ""] + total_cells(tokens["total"], prices))
+    return "\n".join(["", "tokens used:", layout(rows), NOTE + " " + cost_note(prices)])
+
+
+def legend(chosen: list[Chosen]) -> str:
+    """One line under the table: what the columns mean, and where the EAS starts in these columns."""
+    seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
+    share = ", ".join(f"{1 / n:.3f}" for n in seats)
+    lows: dict[str, list[float]] = {"rule_break": [], "random": []}
+    nash: dict[bool, list[float]] = {True: [], False: []}  # by whether it is the column's ceiling
+    first_of_column = {}  # every log of a column holds the same sessions: one is enough
+    for c in chosen:
+        first_of_column.setdefault(c.column, c)
+    for c in first_of_column.values():
+        column_floors = floors(c.log)
+        eas = column_floors["eas"]
+        for k in lows:
+            if eas.get(k) is not None:
+                lows[k].append(eas[k])
+        if eas.get("nash") is not None:
+            nash["eas" in nash_ceilings(column_floors, c.condition.self_play)].append(eas["nash"])
+
+    def span(xs: list[float]) -> str:
+        return "-" if not xs else f"{min(xs):.3f}" if max(xs) - min(xs) < 5e-4 else f"{min(xs):.3f}-{max(xs):.3f}"
+
+    ceiling = [f"ceiling: Nash play {span(nash[True])}"] if nash[True] else []
+    if nash[False]:  # against opponents a player can win more than its share: no ceiling there
+        ceiling.append(f"Nash play at every seat {span(nash[False])} in arena and opponent columns, "
+                       "no ceiling there (a player can win more than its share)")
+    return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
+            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}"
+            + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `econarena-summary | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 0
+
+
+def _main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 if any listed log has errored or missing sessions")
+    parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
+                        help="only logs written after this time (e.g. $(date +%%s) before the run)")
+    parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
+    add_price_options(parser)
+    opts = parser.parse_args(argv)
+    refused = price_problem(opts)
+    if refused:
+        print(f"econarena-summary: {refused}", file=sys.stderr)
+        return 2
+    paths = list(opts.paths)
+    if opts.since is not None:
+        paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
+    chosen, notes = select(paths)
+    for n in notes:
+        if n["status"] in ("skipped", "superseded"):
+            print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
+        elif FALLBACK_NOTE in (n["why"] or ""):
+            print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
+    if not chosen:
+        print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
+        return 1
+    print(table(chosen))
+    print(legend(chosen))
+    print(tokens_table(chosen, prices_of(opts)))
+    problems = [(c, holes(c)) for c in chosen]
+    problems = [(c, h) for c, h in problems if h]
+    for c, h in problems:
+        print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
+        if c.status != "finished":
+            print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
+    for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
+        cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))
+        if cut:
+            print(f"\n.. {c.labels[0]} in {c.column}: {cut} repl(ies) cut off at the token limit (finish_reason "
+                  "'length'), scored as rule breaks: raise max_tokens (--extra_eval_params max_tokens=N) "
+                  "if the model needs the room")
+    if problems and opts.strict:
+        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The eval's args, grouped by what they shape, each declared once with its default.
+
+* the cell (``sessions.CellConfig``): the game, what every game shares, and the game's ``Params``
+  (``CellArgs`` below lists them all, each game's own included, for the eval's arg check and the docs);
+* the sampling (``Sampling`` below): what every request asks the model for;
+* the call policy (``calls.CallPolicy``): how calls are made; never part of a condition.
+
+``EconArena`` reads its args through ``build``, ``conditions`` builds a condition from what
+``settings`` makes of a log's args and knows the policy args from here, and docs/configuration.md's
+table is checked against these dataclasses by a test.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from ..calls.engine import CallPolicy
+from ..core.sessions import CellConfig
+from ..games import cell, check_cell, param_fields
+
+
+@dataclass(frozen=True)
+class Sampling:
+    # reconstructed: the paper states neither (contract §7b)
+    temperature: Optional[float] = 0.7
+    max_tokens: Optional[int] = 1024
+    pass_seed: bool = True  # a seed per (session, run, seat) on every call, for servers that honour one
+
+    def __post_init__(self) -> None:
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ValueError(f"temperature must be a number from 0 to 2, got {self.temperature!r}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {self.max_tokens!r}")
+
+    def kwargs(self) -> dict[str, Any]:
+        """What every completion fn call gets besides the seed."""
+        return {k: v for k, v in (("temperature", self.temperature), ("max_tokens", self.max_tokens)) if v is not None}
+
+
+# Every cell arg, the games' own after the shared ones: the arg names an eval takes and their types.
+CellArgs = dataclasses.make_dataclass(
+    "CellArgs", [(f.name, f.type, dataclasses.field(default=f.default, metadata=f.metadata))
+                 for f in [f for f in dataclasses.fields(CellConfig) if f.name != "params"] + param_fields()],
+    frozen=True)
+
+GROUPS = {"cell": CellArgs, "sampling": Sampling, "policy": CallPolicy}
+OTHER_ARGS = {"opponents": None, "resume_from": None}  # seating; and where to resume from (not a condition)
+ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
+
+
+def names(group: str) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(GROUPS[group]))
+
+
+POLICY_ARGS = names("policy") | {"resume_from"}  # args that never change a condition
+ALL_ARGS = names("cell") | names("sampling") | names("policy") | frozenset(OTHER_ARGS)
+
+
+def defaults(group: str) -> dict[str, Any]:
+    return {f.name: f.default for f in dataclasses.fields(GROUPS[group]) if f.default is not dataclasses.MISSING}
+
+
+def _value(name: str, value: Any, kind: str) -> Any:
+    """An arg as its field's type, with a message naming it (--extra_eval_params gives strings)."""
+    if value is None and kind.startswith("Optional"):
+        return None
+    if "bool" in kind:
+        text = str(value).strip().lower()
+        if text not in {"1", "0", "true", "false", "yes", "no"}:
+            raise ValueError(f"eval arg {name} must be true or false, got {value!r}")
+        return text in {"1", "true", "yes"}
+    if "int" in kind or "float" in kind:
+        try:
+            number = float(value)
+            if not math.isfinite(number) or ("int" in kind and not number.is_integer()):
+                raise ValueError
+            return int(number) if "int" in kind else number
+        except (TypeError, ValueError):
+            raise ValueError(f"eval arg {name} must be {'an integer' if 'int' in kind else 'a number'}, "
+                             f"got {value!r}") from None
+    return str(value)
+
+
+def build(group: str, args: Mapping[str, Any]) -> Any:
+    """The group's dataclass from the args given (the rest at their defaults), types checked."""
+    cls = GROUPS[group]
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    given = {k: _value(k, v, kinds[k]) for k, v in args.items() if k in kinds}
+    if group == "policy" and "max_concurrency" not in given and os.environ.get(ENV_MAX_CONCURRENCY):
+        given["max_concurrency"] = _value(ENV_MAX_CONCURRENCY, os.environ[ENV_MAX_CONCURRENCY], "int")
+    if group == "cell":
+        return check_cell(cell(given))
+    return cls(**given)
+
+
+def settings(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Every cell and sampling setting that ``build`` makes of ``args``, defaults filled in, by arg
+    name: what a run given these args plays, however they were spelled (``pass_seed=yes`` is
+    ``pass_seed=true``). Raises ValueError for args the eval would refuse."""
+    out: dict[str, Any] = {}
+    for group in ("cell", "sampling"):
+        try:
+            out.update(_by_name(build(group, args)))
+        except TypeError as exc:  # a required arg missing (no game)
+            raise ValueError(f"eval args: {exc}") from None
+    return out
+
+
+def _by_name(built: Any) -> dict[str, Any]:
+    """A built group's values by arg name; a field that groups args of its own (a dataclass) gives
+    them by their own names, as the registry YAML spells them."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(built):
+        value = getattr(built, f.name)
+        out.update(_by_name(value) if dataclasses.is_dataclass(value) else {f.name: value})
+    return out

@@ -1,0 +1,456 @@
+"""The EconArena eval: turns sessions into seat calls and scored runs into log events.
+
+All game logic lives in the pure modules (the game's module in ``games/``, ``metrics``, ``answers``);
+this class only decides who sits where, asks each seat, and records what happened (contract §8).
+It asks the cell's game for prompts, scores and event fields, and never branches on which game.
+"""
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import logging
+import sys
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence
+
+import evals
+import evals.eval
+import evals.record
+from evals.api import CompletionFn
+from evals.record import RecorderBase
+
+from ..calls.engine import RUN, NotACompletion, call_all, stop_run, wait_in_flight
+from ..core.answers import parse_choice
+from ..core.closest import with_closest
+from ..core.outcome import RunOutcome
+from ..core.prompts import PastRun, prompt_text
+from ..core.redact import redact_text
+from ..core.sessions import Session, history_window, seat_players, waves
+from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
+from ..fns.identity import players_settings
+from ..fns.usage import flat_usage, unify_usage_keys
+from ..games import get as get_game
+from ..games import outcome_from_event, run_event, session_from_sample
+from ..integration.recorder import edit_events
+from ..log.format import (
+    EVAL_RECORDER,
+    PLAN_EVENT,
+    PLAYERS_EVENT,
+    PLAYERS_SAMPLE_ID,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    STOP_EVENT,
+    final_report,
+    metric_fields,
+)
+from ..log.recording import store_as_data
+from ..score.metrics import session_metrics
+from . import config, disk, exit_status, resume
+from .durable import durable, log_path_of
+from .plan import estimate_cell
+from .progress import Progress, duration
+from .resume_command import hint_at_exit
+
+logger = logging.getLogger(__name__)
+
+SessionResult = Optional[dict[str, dict[str, float]]]  # player -> metrics; None if the session errored
+
+# The seat call a completion fn is answering, set in the call's own context (``calls.call_all``
+# copies one per call); every sampling event recorded there is tagged with it.
+_SEAT_CALL: contextvars.ContextVar[Optional[dict[str, Any]]] = contextvars.ContextVar("econarena_seat_call",
+                                                                                     default=None)
+
+
+def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
+    """A recorder step (``edit_events``): a seat call's sampling event gets ``{cell, session, run, seat, player}``."""
+    seat_call = _SEAT_CALL.get()
+    if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
+        seat_call["recorded"] += 1
+        seat_call["finish_reason"] = data.get("finish_reason")
+        data = {**data, SEAT_TAG: seat_call["tag"]}
+    return data
+
+
+@dataclass
+class _SessionState:
+    session: Session
+    seat_names: list[str]
+    seat_fns: list[CompletionFn]
+    outcomes: dict[int, RunOutcome] = field(default_factory=dict)
+    finish: dict[tuple[int, int], Optional[str]] = field(default_factory=dict)  # (run, seat) -> finish_reason
+    error: Optional[str] = None
+    reused: int = 0  # seat calls taken from the log resumed from instead of being sent
+
+
+# How long a stopped run (Ctrl-C, SIGTERM, SIGHUP) waits for the calls already on the wire, so their
+# paid answers are in the log; a second Ctrl-C leaves at once.
+STOP_GRACE_S = 10.0
+
+# What evals itself passes to every eval's constructor besides the YAML args.
+EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
+
+
+class EconArena(evals.Eval):
+    """Eval args (YAML ``args`` and ``--extra_eval_params``) are the fields of ``config.CellArgs``,
+    ``Sampling`` and ``CallPolicy`` (``config``), plus ``opponents`` and ``resume_from``."""
+
+    def __init__(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any):
+        try:
+            self._setup(completion_fns, samples_jsonl, *args, **kwargs)
+        except ValueError as exc:  # a bad arg: said in one line before any call
+            exit_status.refuse(exc)
+
+    def _setup(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - ECONARENA_ARGS - EVALS_KWARGS)
+        if unknown:
+            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(ECONARENA_ARGS))}; EconArena takes: "
+                             f"{', '.join(sorted(ECONARENA_ARGS))}")
+        ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
+        for fn in completion_fns:
+            check_args(fn)
+        super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
+        self.cell = config.build("cell", ours)
+        sampling = config.build("sampling", ours)
+        self.policy = config.build("policy", ours)
+        self.game = get_game(self.cell.game)
+        self.cell_name = self.name.split(".")[1]
+        self.sampling_kwargs = sampling.kwargs()
+        self.pass_seed = sampling.pass_seed
+        opponents, resume_from = ours.get("opponents"), ours.get("resume_from")
+        # Opponent cells fix the other seats in YAML: completion fn names, made in run().
+        self.opponent_names = [str(n) for n in (opponents or [])]
+        players = len(self.completion_fns) + len(self.opponent_names)
+        if players > self.cell.seats:
+            # seat_players would leave the extra players out without a word
+            raise ValueError(
+                f"{len(self.completion_fns)} completion fn(s)"
+                + (f" and {len(self.opponent_names)} opponent(s)" if self.opponent_names else "")
+                + f" for {self.cell.seats} seats: give at most {self.cell.seats} players, or more seats")
+        self.roster: list[tuple[str, CompletionFn]] = [
+            (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
+        self.player_names = [name for name, _ in self.roster]
+        self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
+        self._sessions_done = 0  # read by the progress line
+        self._lanes: dict[int, Any] = {}  # id(fn) -> its rate-limit lane
+        self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
+        self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
+        self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
+        self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
+        self._kept_lock = threading.Lock()
+
+    # ---- the shell around the pure core ----
+
+    def run(self, recorder: RecorderBase) -> dict[str, Any]:
+        RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
+        disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
+        store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
+        # event makes it write the others one by one, each through the guard
+        self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
+        # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
+        recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings)}, sample_id=PLAYERS_SAMPLE_ID)
+        durable(recorder)
+        # Read every session up front: a bad samples file fails here, before any call is paid for,
+        # and eval_sample gets the parsed Session instead of reading the line again.
+        try:
+            sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
+            if self.resume_from:  # refused here, before any call, if the log is another condition
+                plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
+                                   self.player_names, own_log=log_path_of(recorder))
+                resume.check_samples(plan.done, sessions, self._game_params)
+                resume.check_samples(plan.parts, sessions, self._game_params)
+                self.resumed, self.resumed_runs = plan.done, plan.parts
+        except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
+            exit_status.refuse(exc)
+        edit_events(recorder, flat_usage)  # a usage evals can add up
+        edit_events(recorder, tag_seat_call)  # added last, so it runs first, as when each wrapped the recorder
+        if self.resume_from:
+            logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
+                        "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
+                        len(plan.done), len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs,
+                        plan.kept_calls)
+        # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
+        handed_out = [s for s, _ in evals.eval._index_samples(sessions)]
+        to_play = [s for s in handed_out if s.index not in self.resumed]
+        fn = self.roster[0][1]
+        estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
+                                 reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call)
+        estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
+        print(f"econarena: plan: {self.name}: {estimate.line()}", file=sys.stderr, flush=True)
+        # in the log too, so that the report can set what was paid beside what was foreseen
+        recorder.record_event(PLAN_EVENT, asdict(estimate), sample_id=PLAN_EVENT)
+
+        def limits_line(rpm: float, tpm: float) -> Optional[str]:
+            minutes = estimate.minutes_at(rpm, tpm)
+            stated = " and ".join(f"{n:,.0f} {what}/min" for n, what in ((rpm, "requests"), (tpm, "tokens")) if n)
+            return None if minutes is None else (
+                f"econarena: the endpoint states {stated} (no other limit): this run needs at least "
+                f"{minutes:.1f} min at those limits")
+
+        def pace_line(served: float, per_s: float, elapsed_s: float) -> str:
+            total_s = estimate.calls / per_s
+            return (f"econarena: plan: {self.name}: the endpoint decodes about {served:.0f} call(s) at once, "
+                    f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
+                    f"({duration(max(0.0, total_s - elapsed_s))} more)")
+
+        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
+                            pace_line=pace_line)
+        restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
+        try:
+            with progress:
+                results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
+            word, code, said = exit_status.interruption(exc)
+            stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
+            try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
+                wait_in_flight(STOP_GRACE_S)
+            except KeyboardInterrupt:  # pressed again: leave now
+                pass
+            self._record_stop(recorder, word, f"{word} ({said})")
+            hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
+            exit_status.fail(code)
+            raise SystemExit(code) from None
+        except BaseException as exc:
+            durable()
+            hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
+            raise
+        finally:
+            restore()
+        if RUN.stop_reason:
+            self._record_stop(recorder, RUN.stop_word or "stopped", RUN.stop_reason)
+        errored = sum(r is None for r in results)
+        if errored:
+            why = f"{errored} session(s) errored."
+            if RUN.stop_reason:
+                why = f"stopped: {RUN.stop_reason}."
+            hint_at_exit(recorder, why, self._kept_counts)
+            exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
+        unify_usage_keys(recorder)
+        report = final_report(results, self.player_names)
+        if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.guard
+            print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
+        if self._errors:
+            # Loud on purpose: an errored session is left out of the means, and a report with fewer
+            # sessions than asked for must not pass for a clean one.
+            first = min(self._errors)
+            print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
+                  f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
+        return report
+
+    def _kept_call(self, session: int, run: int, seat: int) -> bool:
+        """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
+        part = self.resumed_runs.get(session)
+        return part is not None and (run in part.runs or (run, seat) in part.calls)
+
+    def _count_kept(self, sessions: int = 0, calls: int = 0) -> None:
+        with self._kept_lock:
+            self._kept["sessions"] += sessions
+            self._kept["calls"] += calls
+
+    def _kept_counts(self) -> dict[str, int]:
+        with self._kept_lock:
+            return {"finished": self._kept["sessions"], "calls": self._kept["calls"]}
+
+    def _record_stop(self, recorder: RecorderBase, word: str, reason: str) -> None:
+        """Say in the log why the run stopped, so a summary of it says so (``stopped: quota``)."""
+        data = {"cell": self.cell_name, "stopped": word, "reason": redact_text(reason), **self._kept_counts()}
+        recorder.record_event(STOP_EVENT, data, sample_id=STOP_EVENT)  # under a sample id of its own: this name
+        durable(recorder)
+
+    def _seat_roster(self, cli_names: list[str]) -> None:
+        """Who can sit: the command line's players in order, then the cell's opponents.
+
+        Players are told apart by name; an opponent listed several times is one player in several
+        seats, and one that shares a name with a command-line player gets a '#2' suffix.
+        """
+        if len(cli_names) != len(self.completion_fns):
+            cli_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
+        distinct_opponents = list(dict.fromkeys(self.opponent_names))
+        opponent_fns = {n: self.registry.make_completion_fn(n) for n in distinct_opponents}
+        # A player is the model that played (econarena/chat --completion_args model=X is
+        # econarena/chat:X), described once for the econarena_players event.
+        self.players_settings = players_settings(cli_names, self.completion_fns, distinct_opponents,
+                                                 [opponent_fns[n] for n in distinct_opponents])
+        names = [entry["name"] for entry in self.players_settings]
+        opponent_key = dict(zip(distinct_opponents, names[len(cli_names):]))
+        self.roster = list(zip(names[: len(cli_names)], self.completion_fns)) + [
+            (opponent_key[n], opponent_fns[n]) for n in self.opponent_names]
+        self.player_names = list(dict.fromkeys(name for name, _ in self.roster))
+
+    def eval_sample(self, sample: Any, rng: Any) -> SessionResult:
+        session = sample if isinstance(sample, Session) else session_from_sample(sample, self.cell)
+        if session.index in self.resumed:  # finished in the log resumed from: copy, do not play
+            done = self.resumed[session.index]
+            _record_again(done.sample_id, done.events)
+            durable()
+            self._count_kept(1, sum(t == "sampling" for t, _ in done.events))
+            return done.result
+        seating = seat_players(len(self.roster), self.cell.seats, session.index)
+        state = _SessionState(
+            session=session,
+            seat_names=[self.roster[p][0] for p in seating],
+            seat_fns=[self.roster[p][1] for p in seating],
+        )
+        part = self.resumed_runs.get(session.index)
+        try:
+            if part is not None:  # runs it finished in the log resumed from: kept, not played again
+                state.outcomes.update({run: outcome_from_event(event) for run, event in part.runs.items()})
+                state.finish.update({(run, seat["seat"]): seat.get("finish_reason")
+                                     for run, event in part.runs.items() for seat in event["seats"]})
+                _record_again(part.sample_id, part.events)
+                state.reused += sum(t == "sampling" for t, _ in part.events)
+                self._count_kept(calls=state.reused)
+            for wave in waves(self.cell.runs, self.cell.history_runs):
+                wave = [run for run in wave if run not in state.outcomes]
+                if wave:
+                    self._play_wave(state, wave)
+                if state.error is not None:
+                    break
+        except Exception as exc:  # a bug must not throw away the other sessions: record and go on
+            logger.exception("session %s failed", session.index)
+            state.error = f"{type(exc).__name__}: {exc}"
+
+        result: SessionResult = None
+        if state.error is None:
+            runs = [state.outcomes[r] for r in range(self.cell.runs)]
+            result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
+        self._record_session(state, result)
+        durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
+        self._sessions_done += 1
+        if result is not None:
+            self._count_kept(1)
+        return result
+
+    def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
+        calls, keys, lanes, costs = [], [], [], []
+        finish = state.finish
+        reused: dict[tuple[int, int], str] = {}
+        part = self.resumed_runs.get(state.session.index)
+        for run in wave:
+            past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
+            for seat in range(1, self.cell.seats + 1):
+                prompt = self._prompt(state.session, run, seat, past)
+                fn = state.seat_fns[seat - 1]
+                recorded = part.calls.get((run, seat)) if part is not None else None
+                if recorded is not None:  # answered in the log resumed from: reused if the request is the same
+                    text = resume.reusable_reply(recorded, recorded_prompt(fn, prompt), state.seat_names[seat - 1])
+                    if text is not None:
+                        evals.record.record_event("sampling", recorded)  # as it was, under this session's id
+                        reused[(run, seat)] = text
+                        finish[(run, seat)] = recorded.get("finish_reason")
+                        continue
+                tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
+                       "player": state.seat_names[seat - 1]}
+                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag, finish)))
+                keys.append((run, seat))
+                lanes.append(self._lane(fn))
+                # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
+                costs.append(len(prompt_text(prompt)) / 4 + reserved_completion_tokens(fn, self.sampling_kwargs))
+        if reused:
+            state.reused += len(reused)
+            self._count_kept(calls=len(reused))
+            durable()
+        replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
+        for run in wave:
+            answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
+            failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
+            if failed:
+                seat, exc = failed[0]
+                if state.error is None:
+                    state.error = f"run {run} seat {seat}: {type(exc).__name__}: {exc}"
+                continue
+            outcome = self._score(state, run, [parse_choice(a) for a in answers])
+            state.outcomes[run] = outcome
+            event = run_event(
+                outcome, cell=self.cell_name, session=state.session.index, run=run, runs=self.cell.runs,
+                history_runs=len(history_window(run, self.cell.history_runs)),
+                game_params=self._game_params(state.session, run),
+            )
+            for seat in event["seats"]:  # "length": cut off at the token limit, told apart from other rule breaks
+                seat["finish_reason"] = finish.get((run, seat["seat"]))
+            evals.record.record_event(RUN_EVENT, event)
+
+    def _lane(self, fn: CompletionFn) -> Any:
+        """What shares a rate limit with ``fn``'s requests, worked out once per fn (it hashes the key)."""
+        if id(fn) not in self._lanes:
+            self._lanes[id(fn)] = lane_key(fn) or ("player", id(fn))
+        return self._lanes[id(fn)]
+
+    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
+                   finish: dict[tuple[int, int], Optional[str]]):
+        kwargs: dict[str, Any] = dict(self.sampling_kwargs)
+        if self.pass_seed:
+            kwargs["seed"] = seed
+        send = single_try(fn, self.policy.call_timeout_s)
+
+        def call() -> str:
+            seat_call = {"tag": tag, "recorded": 0}
+            _SEAT_CALL.set(seat_call)  # in this call's own context copy (calls.call_all): it stays this call's
+            try:
+                completions = send(prompt, **kwargs).get_completions()
+            except TypeError as exc:
+                if "keyword argument" not in str(exc):
+                    raise
+                raise TypeError(
+                    f"{exc}. The completion fn must accept the keyword arguments the eval passes "
+                    f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
+            if not completions:
+                raise NotACompletion(f"the completion fn {type(fn).__name__} returned no completions")
+            text = "" if completions[0] is None else completions[0]  # None: like a null content, a rule break
+            finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
+            if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
+                evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
+                                             recorded_by=EVAL_RECORDER)
+            # on disk before the call counts as answered: a kill -9 loses only the calls in flight
+            durable()
+            self._count_kept(calls=1)
+            return text
+
+        return call
+
+    def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
+        """Per (eval seed, cell, session, run, seat): independent of thread timing, stable on rerun."""
+        key = f"{self.seed}:{self.cell_name}:{state.session.index}:{run}:{seat}"
+        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
+
+    # ---- the game-specific pieces: the game says ----
+
+    def _prompt(self, session: Session, run: int, seat: int, past: Sequence[PastRun]) -> list[dict[str, str]]:
+        return self.game.seat_prompt(self.cell, session, run, seat, past)
+
+    def _score(self, state: _SessionState, run: int, actions: list[Optional[float]]) -> RunOutcome:
+        return self.game.score(self.cell, state.session, run, actions, state.seat_names)
+
+    def _game_params(self, session: Session, run: int) -> dict[str, Any]:
+        return self.game.event_params(self.cell, session, run)
+
+    def _past_run(self, outcome: RunOutcome, run: int) -> PastRun:
+        return self.game.past_run(outcome, run)
+
+    def _record_session(self, state: _SessionState, result: SessionResult) -> None:
+        data: dict[str, Any] = {"cell": self.cell_name, "session": state.session.index,
+                                "player": self.player_names[0]}
+        data.update(metric_fields(result or {}, self.player_names))
+        # replies of the evaluated player cut off at the token limit: rule breaks that say more about
+        # max_tokens than about the player's rationality
+        first = self.player_names[0]
+        data["cut_off"] = sum(1 for run, o in state.outcomes.items() for seat in o.seats
+                              if seat.player == first and state.finish.get((run, seat.seat)) == "length")
+        data["errored"] = state.error is not None
+        if self.resume_from:  # seat calls not sent again: the log resumed from answered them
+            data["reused_calls"] = state.reused
+        if state.error is not None:  # an endpoint's error message may quote a key: mask it
+            state.error = redact_text(state.error)
+            self._errors.append((state.session.index, state.error))
+        data["error"] = state.error
+        evals.record.record_event(SESSION_EVENT, data)
+
+
+def _record_again(sample_id: str, events: Sequence[tuple[str, Any]]) -> None:
+    """Copy events of the log resumed from into this run's log, under their original sample id."""
+    for type_, data in events:
+        evals.record.record_event(type_, data, sample_id=sample_id)
+
+
+ECONARENA_ARGS = config.ALL_ARGS

@@ -1,0 +1,72 @@
+"""How a run ends on a signal, and the exit statuses it asks for.
+
+evals 3.0.1.post1's ``oaieval`` exits 0 whatever happened inside the eval, so a batch script, or
+``oaievalset`` (which stops at a failing eval by default), could not tell a run where sessions
+errored from a clean one. The eval asks for a status with ``fail``; the codes, the one place the
+status is kept and its applying after evals' last write are ``econarena_evals.integration.status``
+(named here too, as the run uses them).
+
+Codes: 0 every session finished; 2 refused before any call (a bad eval arg, a resume from another
+condition); 3 some session errored; 4 the run stopped early (an error no retry cures: quota, key,
+model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, what
+``timeout`` and schedulers send); 129 hung up (SIGHUP, a closed terminal). The last three are the
+shell's 128 + signal number, so a script sees the same status as for a process the signal killed.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any, Callable
+
+from ..integration.status import (  # noqa: F401 - the run's names for them
+    ERRORED,
+    HUNG_UP,
+    INTERRUPTED,
+    REFUSED,
+    STOPPED,
+    TERMINATED,
+    fail,
+    refuse,
+    requested,
+    under_cli,
+)
+
+# signal -> (the stop's word in the log and the summary, exit status, what the user is told)
+_SIGNALS = {signal.SIGINT: ("interrupted", INTERRUPTED, "Ctrl-C"),
+            signal.SIGTERM: ("terminated", TERMINATED, "SIGTERM")}
+if hasattr(signal, "SIGHUP"):
+    _SIGNALS[signal.SIGHUP] = ("hung up", HUNG_UP, "SIGHUP")
+
+
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread where Ctrl-C raises KeyboardInterrupt, so all
+    three end the run the same way: what was answered is kept and the resume command printed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise Signalled(signum)
+
+
+def stop_on_signals() -> Callable[[], None]:
+    """Make SIGTERM and SIGHUP raise ``Signalled`` in the main thread; returns what undoes it."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    before = {}
+    for signum in _SIGNALS:
+        if signum != signal.SIGINT:
+            before[signum] = signal.signal(signum, _raise)
+
+    def restore() -> None:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+    return restore
+
+
+def interruption(exc: BaseException) -> tuple[str, int, str]:
+    """(word, exit status, what the user pressed or sent) for a KeyboardInterrupt or ``Signalled``."""
+    return _SIGNALS[getattr(exc, "signum", signal.SIGINT)]

@@ -1,0 +1,236 @@
+"""What a run will ask of an endpoint, before it asks: seat calls, prompt tokens, tokens reserved.
+
+The eval prints one such line before its first call, and ``econarena-plan MODEL EVAL_OR_SET``
+prints the same for a whole eval set without any call, with the cost if given prices per million
+tokens (no price table is shipped: prices go stale) and the time at given limits.
+
+Prompt tokens are counted on the prompts the sessions will really get (the samples file's c̄ or
+values; history runs filled with typical numbers), with tiktoken for OpenAI models where its
+encoding is on disk, else estimated as characters / 4. Completion tokens are what each request
+reserves against a tokens-per-minute limit (``max_tokens``), an upper bound on what is paid.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import yaml
+
+from ..core.argvalues import packaged_registries
+from ..core.prompts import PastRun, prompt_text
+from ..core.sessions import CellConfig, Session, history_window
+from ..games import cell as game_cell
+from ..games import check_cell, session_from_sample
+from ..games import get as get_game
+from .evalset import members
+
+OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)")
+MESSAGE_OVERHEAD = 4  # tokens a chat message adds around its content
+_counters: dict[str, tuple[Callable[[str], int], str]] = {}
+
+
+def _chars(text: str) -> int:
+    return max(1, round(len(text) / 4))
+
+
+def token_counter(model: Optional[str]) -> tuple[Callable[[str], int], str]:
+    """(count, how it counts) for ``model``'s prompts."""
+    name = str(model or "")
+    if not OPENAI_MODEL.match(name):
+        return _chars, "characters/4"
+    if name in _counters:
+        return _counters[name]
+    found: list[Any] = []
+
+    def load() -> None:
+        try:
+            import tiktoken
+
+            try:
+                found.append(tiktoken.encoding_for_model(name))
+            except KeyError:
+                found.append(tiktoken.get_encoding("o200k_base"))
+        except Exception:  # noqa: BLE001 - no tiktoken, or its encoding cannot be fetched offline
+            pass
+
+    # tiktoken downloads its encoding on first use; a machine without network must not hang here
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(5.0)
+    if found:
+        encoding = found[0]
+        _counters[name] = (lambda text: len(encoding.encode(text, disallowed_special=())), f"tiktoken {encoding.name}")
+    else:
+        _counters[name] = (_chars, "characters/4 (tiktoken's encoding is not on this machine)")
+    return _counters[name]
+
+
+@dataclass
+class Estimate:
+    sessions: int
+    calls: int
+    prompt_tokens: int
+    completion_reserved: int
+    counted: str  # how prompt tokens were counted
+    kept: int = 0  # seat calls a resumed run takes from its log instead of sending (not in ``calls``)
+
+    def __add__(self, other: "Estimate") -> "Estimate":
+        return Estimate(self.sessions + other.sessions, self.calls + other.calls,
+                        self.prompt_tokens + other.prompt_tokens,
+                        self.completion_reserved + other.completion_reserved, self.counted, self.kept + other.kept)
+
+    def minutes_at(self, rpm: Optional[float], tpm: Optional[float]) -> Optional[float]:
+        """The fewest minutes the run can take at these limits (None if neither is known)."""
+        bounds = [self.calls / rpm if rpm else 0.0,
+                  (self.prompt_tokens + self.completion_reserved) / tpm if tpm else 0.0]
+        return max(bounds) if (rpm or tpm) else None
+
+    def line(self) -> str:
+        calls = f"{self.calls:,} seat calls ({self.sessions} sessions)"
+        if self.kept:
+            calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({self.sessions} sessions)"
+        return (f"{calls}; prompts ~{self.prompt_tokens:,} tokens "
+                f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens")
+
+
+def _typical_past(cell: CellConfig, session: Session, run: int) -> list[PastRun]:
+    """History runs as a prompt may show them, with typical numbers (a third of the range)."""
+    game = get_game(cell.game)
+    past = []
+    for r in history_window(run, cell.history_runs):
+        _, hi = game.action_range(game.event_params(cell, session, r))
+        past.append(game.typical_past_run(r, cell.seats, round(hi / 3, 2)))
+    return past
+
+
+def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional[str], max_tokens: int,
+                  kept: Optional[Callable[[int, int, int], bool]] = None) -> Estimate:
+    """Every seat call of these sessions (in an arena, every seat: an upper bound for one model),
+    less those ``kept(session, run, seat)`` says a resumed run takes from its log."""
+    count, counted = token_counter(model)
+    game = get_game(cell.game)
+    tokens = calls = skipped = 0
+    for session in sessions:
+        for run in range(cell.runs):
+            past = _typical_past(cell, session, run)
+            for seat in range(1, cell.seats + 1):
+                if kept is not None and kept(session.index, run, seat):
+                    skipped += 1
+                    continue
+                messages = game.seat_prompt(cell, session, run, seat, past)
+                tokens += count(prompt_text(messages)) + MESSAGE_OVERHEAD * len(messages) + 3
+                calls += 1
+    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped)
+
+
+# ---- econarena-plan: the same for evals named in the registry, without any call ----
+
+def _registry_entries(roots: Sequence[Path]) -> dict[str, Any]:
+    entries: dict[str, Any] = {}
+    for root in roots:
+        for path in sorted((root / "evals").glob("*.yaml")):
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            if isinstance(loaded, dict):
+                entries.update(loaded)
+    return entries
+
+
+def eval_args(name: str, roots: Optional[Sequence[Path]] = None) -> tuple[str, dict[str, Any], Path]:
+    """(full name, args, data root) of an eval or its alias in the registry."""
+    roots = list(roots or packaged_registries())
+    entries = _registry_entries(roots)
+    entry = entries.get(name)
+    if isinstance(entry, dict) and "id" in entry:
+        name, entry = entry["id"], entries.get(entry["id"])
+    if not isinstance(entry, dict) or "args" not in entry:
+        raise KeyError(f"no eval {name!r} in the registry ({', '.join(map(str, roots))})")
+    return name, dict(entry["args"]), roots[0] / "data"
+
+
+def estimate_eval(name: str, model: Optional[str], max_samples: Optional[int] = None,
+                  max_tokens: Optional[int] = None) -> tuple[str, Estimate]:
+    full, args, data = eval_args(name)
+    cell = check_cell(game_cell(args))
+    lines = (data / args["samples_jsonl"]).read_text(encoding="utf-8").splitlines()
+    samples = [json.loads(line) for line in lines if line.strip()][: max_samples or None]
+    sessions = [session_from_sample(s, cell) for s in samples]
+    reserve = int(max_tokens if max_tokens is not None else args.get("max_tokens") or 0)
+    return full, estimate_cell(cell, sessions, model, reserve)
+
+
+def evals_of(name: str) -> list[str]:
+    try:
+        return members(name)
+    except KeyError:
+        return [name]
+
+
+# option -> (attribute, lowest, lowest excluded): a negative limit or price gives a meaningless time
+# or cost (the plan printed "at least -200.0 min"), and so do nan and inf. A limit of 0 is no limit,
+# as the plan's line says.
+OPTION_DOMAINS = (("--max_samples", "max_samples", 1, False), ("--max_tokens", "max_tokens", 0, False),
+                  ("--rpm", "rpm", 0, False), ("--tpm", "tpm", 0, False),
+                  ("--price-in", "price_in", 0, False), ("--price-out", "price_out", 0, False))
+
+
+def option_problem(args: argparse.Namespace) -> Optional[str]:
+    """The first option outside its domain, said in one line; None when all are inside."""
+    for option, attr, low, above in OPTION_DOMAINS:
+        value = getattr(args, attr)
+        if value is not None and not (math.isfinite(value) and (value > low if above else value >= low)):
+            return f"{option} must be a number {'above' if above else 'of at least'} {low}, got {value:g}"
+    return None
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="econarena-plan",
+        description="Seat calls, tokens, time at a rate limit and cost of an eval or eval set, without any call.")
+    parser.add_argument("model", help="the model the requests name (for counting tokens), e.g. gpt-4o")
+    parser.add_argument("eval", help="an eval (econarena.beauty_L, econarena.beauty_L.test.v0) or an eval set (econarena)")
+    parser.add_argument("--max_samples", type=int, default=None, help="as oaieval's --max_samples")
+    parser.add_argument("--max_tokens", type=int, default=None, help="completion tokens reserved per call (default: the eval's)")
+    parser.add_argument("--rpm", type=float, default=None, help="your requests-per-minute limit (0: none)")
+    parser.add_argument("--tpm", type=float, default=None, help="your tokens-per-minute limit (0: none)")
+    parser.add_argument("--price-in", type=float, default=None, help="price per million prompt tokens")
+    parser.add_argument("--price-out", type=float, default=None, help="price per million completion tokens")
+    args = parser.parse_args(argv)
+    refused = option_problem(args)
+    if refused:
+        print(f"econarena-plan: {refused}", file=sys.stderr)
+        return 2
+    model = args.model.split(":", 1)[1] if args.model.startswith("econarena/chat:") else args.model
+    total: Optional[Estimate] = None
+    try:
+        names = evals_of(args.eval)
+        for name in names:
+            full, est = estimate_eval(name, model, args.max_samples, args.max_tokens)
+            print(f"{full}: {est.line()}".replace(f" (counted by {est.counted})", "") if total is not None
+                  else f"{full}: {est.line()}")
+            total = est if total is None else total + est
+    except (KeyError, OSError, ValueError) as exc:
+        print(f"econarena-plan: {exc}", file=sys.stderr)
+        return 2
+    assert total is not None
+    if len(names) > 1:
+        print(f"total: {total.line()}")
+    minutes = total.minutes_at(args.rpm, args.tpm)
+    if minutes is not None:
+        print(f"at {args.rpm or 0:g} requests/min and {args.tpm or 0:g} tokens/min (0: no limit): at least {minutes:.1f} min")
+    if args.price_in is not None or args.price_out is not None:
+        cost_in = total.prompt_tokens * (args.price_in or 0) / 1e6
+        cost_out = total.completion_reserved * (args.price_out or 0) / 1e6
+        print(f"cost: prompts ~{cost_in:.2f}; completions at most {cost_out:.2f} (if every reply used max_tokens); "
+              f"in the currency of the prices given")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

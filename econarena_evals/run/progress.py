@@ -1,0 +1,93 @@
+"""Progress of a long run on stderr: sessions and calls done, pace, refusals by the rate limit, ETA.
+
+Redrawn in place on a terminal; one line every ``every_s`` seconds otherwise (a log file, a CI
+job). Nothing is printed for a run that ends before the first line is due.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Callable, Optional, TextIO
+
+from ..calls.engine import RUN, concurrency_in_use
+
+
+def duration(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def in_flight() -> str:
+    """", 2 in flight (limit 2)" per lane; the limit only where the lane follows a server that
+    serves fewer than it was sent, and the lane's model where there are several."""
+    lanes = concurrency_in_use()
+    parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"{n} in flight"
+             + (f" (limit {limit:.0f})" if limit != float("inf") else "") for model, n, limit in lanes]
+    return (", " + "; ".join(parts)) if parts else ""
+
+
+class Progress:
+    def __init__(self, name: str, sessions: int, calls: int, sessions_done: Callable[[], int],
+                 limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
+                 every_s: Optional[float] = None,
+                 pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None) -> None:
+        # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
+        # said once, when a lane has learned that the server serves fewer calls than it was sent
+        self.name, self.sessions, self.calls = name, sessions, calls
+        self.sessions_done, self.limits_line, self.pace_line = sessions_done, limits_line, pace_line
+        self.told_pace = False
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
+        self.stop_event = threading.Event()
+        self.start_t = time.monotonic()
+        self.start_answered, self.start_sent, self.start_refused = RUN.answered, RUN.sent, RUN.refused
+        self.told_limits = False
+        self.drawn = False
+        self.thread = threading.Thread(target=self._loop, daemon=True, name="econarena-progress")
+
+    def __enter__(self) -> "Progress":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_event.set()
+        self.thread.join(2.0)
+        if self.drawn and self.tty:
+            print(file=self.stream, flush=True)
+
+    def line(self) -> str:
+        elapsed = max(1e-9, time.monotonic() - self.start_t)
+        answered = RUN.answered - self.start_answered
+        sent, refused = RUN.sent - self.start_sent, RUN.refused - self.start_refused
+        per_min = answered / elapsed * 60
+        left = max(0, self.calls - answered)
+        eta = duration(left / (answered / elapsed)) if answered else "?"
+        refusals = f", {refused / sent:.0%} refused by the rate limit" if refused else ""
+        return (f"econarena: {self.name}: {self.sessions_done()}/{self.sessions} sessions, {answered:,}/{self.calls:,} "
+                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight()}, ETA {eta}")
+
+    def _loop(self) -> None:
+        while not self.stop_event.wait(self.every_s):
+            if not self.told_limits and RUN.limits:
+                rpm, tpm = next(iter(RUN.limits.values()))
+                said = self.limits_line(rpm or 0.0, tpm or 0.0)
+                if said:
+                    self._print(said, newline=True)
+                self.told_limits = True
+            pace = next(iter(RUN.paces.values())).pace() if RUN.paces and not self.told_pace else None
+            if pace is not None and self.pace_line is not None:
+                said = self.pace_line(*pace, time.monotonic() - self.start_t)
+                if said:
+                    self._print(said, newline=True)
+                self.told_pace = True
+            self._print(self.line(), newline=not self.tty)
+
+    def _print(self, text: str, newline: bool) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K" + text + ("\n" if newline else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.drawn = True

@@ -1,0 +1,152 @@
+"""Telling the user how to resume a stopped run: the oaieval command line that does it.
+
+``resume_command`` rewrites the run's own command line (``resume_from=`` added, a fresh
+``--record_path``), ``hint`` is the message around it, and ``hint_at_exit`` prints it on stderr as
+the process exits. What a resume then reuses is ``resume.plan``'s.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from ..core.redact import redact_command, redact_url
+from ..integration.status import under_cli
+from .durable import log_path_of
+from .resume import RESUME_ENV, spec_of
+
+RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)
+
+
+def _split_params(value: str) -> list[str]:
+    return [kv for kv in value.split(",") if kv and not kv.startswith("resume_from=")]
+
+
+def next_record_path(path: str) -> str:
+    """A fresh log path next to ``path``: log.jsonl -> log.resumed.jsonl -> log.resumed2.jsonl ...;
+    in ``$ECONARENA_RESUME_DIR`` instead when set (the old log's disk may be full)."""
+    p = Path(path)
+    elsewhere = os.environ.get(RESUME_DIR_ENV)
+    if elsewhere:
+        p = Path(elsewhere).expanduser().resolve() / p.name
+    stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.name
+    base = stem.split(".resumed")[0]
+    n = 1
+    while True:
+        candidate = p.with_name(f"{base}.resumed{'' if n == 1 else n}.jsonl")
+        if not candidate.exists():
+            return str(candidate)
+        n += 1
+
+
+def resume_command(command: str, log_path: str) -> str:
+    """``command`` (an oaieval command line) turned into the one that resumes from ``log_path``.
+
+    ``--extra_eval_params`` gets ``resume_from=`` (argparse keeps only the last copy of an option,
+    so it is added to the existing one); a ``--record_path`` is moved to a fresh file next to the
+    log, since reusing it would overwrite the very log being resumed before it is read.
+    """
+    log_path = str(Path(log_path).expanduser().resolve())
+    args = shlex.split(command) if command else ["oaieval"]
+    via_env = "," in log_path or "=" in log_path  # --extra_eval_params cannot carry these
+    out: list[str] = []
+    params: Optional[list[str]] = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, inline = arg.partition("=")
+        if name in ("--extra_eval_params", "--record_path"):
+            value = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
+            i += 1 if eq else 2
+            if name == "--record_path":
+                out += ["--record_path", next_record_path(log_path)]
+            else:
+                params = _split_params(value)
+                out += ["--extra_eval_params", ""]  # filled in below, keeping its place
+            continue
+        out.append(arg)
+        i += 1
+    if not via_env:
+        params = (params or []) + [f"resume_from={log_path}"]
+    if params is not None:
+        value = ",".join(params)
+        if "--extra_eval_params" in out:
+            at = out.index("--extra_eval_params")
+            if value:
+                out[at + 1] = value
+            else:
+                del out[at: at + 2]
+        elif value:
+            out += ["--extra_eval_params", value]
+    line = shlex.join(out)
+    return f"{RESUME_ENV}={shlex.quote(log_path)} {line}" if via_env else line
+
+
+# The environment a resumed run needs to reach the same endpoint with the same code; never a key.
+HINT_ENV = ("OPENAI_BASE_URL", "PYTHONPATH", "EVALS_THREADS", "ECONARENA_MAX_CONCURRENCY")
+
+
+def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """The two lines that tell how to resume the run ``spec`` describes from its log. ``env``: the
+    run's environment, when known (the eval's own process), so the command carries its endpoint."""
+    # a log written before secrets were masked may hold a key in its command line: never repeat it
+    command = redact_command(str((spec.get("run_config") or {}).get("command") or ""))
+    try:
+        shlex.split(command)
+    except ValueError:  # a hand-edited command line that cannot be split: told as if there were none
+        command = ""
+    if not command:  # not run by oaieval (a test, a script): no command line to repeat
+        return (f"To resume it, run the same eval again with resume_from={Path(log_path).resolve()} "
+                "(--extra_eval_params, or ECONARENA_RESUME) and another --record_path.")
+    prefix = "".join(f"{k}={shlex.quote(redact_url(env[k]) if k == 'OPENAI_BASE_URL' else env[k])} "
+                     for k in HINT_ENV if env and env.get(k))
+    note = "" if env is not None else "\n  (with the environment the run had, e.g. its OPENAI_BASE_URL)"
+    if "***" in prefix:
+        note += "\n  (OPENAI_BASE_URL's user, password and query are masked as ***: set it as the run had it)"
+    if "***" in command:
+        note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
+    if "api_base=" in command or "base_url=" in command:  # userinfo is dropped without a trace of it
+        note += ("\n  (a user, password or query value in api_base is never repeated here: add it back if the "
+                 "endpoint needs it)")
+    return "To resume it (every answered seat call is kept; only what is missing is sent):\n  " \
+           + prefix + resume_command(command, log_path) + note
+
+
+_hinted = False
+
+
+def hint_at_exit(recorder: Any, why: str, kept: Optional[Callable[[], Mapping[str, int]]] = None,
+                 after: str = "") -> None:
+    """Print the resume command on stderr when the process exits (after any traceback): one line
+    with the cause and what the log keeps. ``kept()`` gives ``finished`` sessions and, where known,
+    answered seat ``calls``, asked at exit: calls answered while the process wound down count too.
+    ``after`` is added below the command."""
+    global _hinted
+    path = log_path_of(recorder)
+    if path is None or _hinted:
+        return
+    _hinted = True
+    command = hint(spec_of(recorder.run_spec), path, env=os.environ) + after
+
+    def message() -> str:
+        if kept is None:
+            what = "What was answered is kept"
+        else:
+            n = kept()
+            what = f"{n['finished']} finished session(s)" + (
+                f" and {n['calls']} answered seat call(s)" if "calls" in n else "") + " are kept"
+        return f"econarena: {why} {what} in {path}.\n" + command
+
+    if under_cli():
+        atexit.register(lambda: _say(message()))  # after any traceback
+    else:  # run in-process (a notebook, a test): said now, where the caller's stderr is
+        _say(message())
+
+
+def _say(message: str) -> None:
+    # one write: a log line from a thread still winding down must not land inside the command
+    sys.stderr.write("\n" + message + "\n")
+    sys.stderr.flush()

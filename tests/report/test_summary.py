@@ -1,0 +1,80 @@
+"""econarena-summary: the report's selection rules, errored sessions in plain sight, --strict."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("summary")
+    env = base_env()
+    (d / "clean").mkdir()
+    (d / "errored").mkdir()
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "clean/a.jsonl"), "--max_samples", "2"], env)
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "clean/b.jsonl"), "--max_samples", "2", "--extra_eval_params",
+             "temperature=0"], env)
+    # every session errors: evals' gpt-4 fn with no API key
+    run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], env, returncode=ERRORED)
+    return d
+
+
+def summary(*args):
+    return subprocess.run([cli("econarena-summary"), *map(str, args)], env=base_env(), capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_conditions_get_their_own_rows_and_strict_passes_a_clean_run(logs):
+    proc = summary(logs / "clean", "--strict")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("econarena/nash")]
+    assert len(rows) == 2  # two conditions, two rows
+    assert sum("beauty_L (temperature=0)" in r for r in rows) == 1
+    assert "!!" not in proc.stdout
+
+
+def test_errored_sessions_are_shown_and_strict_fails(logs):
+    loose = summary(logs)
+    assert loose.returncode == 0
+    assert "!! gpt-4 in beauty_L" in loose.stdout and "2 errored session(s); first:" in loose.stdout
+    strict = summary(logs, "--strict")
+    assert strict.returncode == 1 and "1 log(s) with errored or missing sessions" in strict.stderr
+
+
+def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
+    proc = summary(logs / "clean")
+    lines = proc.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("econarena/nash") and "temperature" not in line)
+    assert row.count("[") == 6 and "0.840 [0.840, 0.840]" in row and "0.200 [0.200, 0.200]" in row
+    legend = [line for line in lines if line.startswith("mean [95 % bootstrap interval over sessions]")]
+    assert len(legend) == 1, proc.stdout
+    assert "win_rate is 1/seats (0.200) by construction" in legend[0]
+    assert "always breaking the rules 0.000" in legend[0] and "Nash play 0.840" in legend[0]
+
+
+def test_the_summary_shows_the_reports_intervals(tmp_path):
+    """Each interval is seeded by what it is of, so the terminal and report.json agree to the digit."""
+    import json
+
+    log = tmp_path / "random.jsonl"
+    run_cli([cli("oaieval"), "econarena/random", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+             "--record_path", str(log), "--max_samples", "4"], base_env())
+    row = next(line for line in summary(log).stdout.splitlines() if line.startswith("econarena/random"))
+    run_cli([cli("econarena-report"), str(log), "--out", str(tmp_path / "r"), "--transcripts", "0"], base_env())
+    cond = json.loads((tmp_path / "r" / "report.json").read_text())["conditions"][0]
+    for metric in ("eas", "ne_proximity", "convergence"):
+        m = cond["metrics"][metric]
+        assert f"{m['mean']:.3f} [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]" in row, (metric, row)
+
+
+def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
+    from econarena_evals.score.intervals import metric_interval
+
+    values = [0.1, 0.5, 0.52, 0.9, 0.33, 0.47, 0.61]
+    assert metric_interval(values, "c", "p", "eas") == metric_interval(values[::-1], "c", "p", "eas")

@@ -1,0 +1,15 @@
+"""ruff's rules (ruff.toml) hold over the package, the tests, the benchmarks and the scripts:
+import blocks sorted (rule I), no unused imports or names, no undefined names."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_ruff_finds_nothing():
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise",
+                           "--select", "I,F", "econarena_evals", "econarena_evals_hook.py", "tests", "bench",
+                           "scripts"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
