@@ -1,6 +1,6 @@
 """Speed and memory of a session run, measured end to end. Prints figures; asserts nothing.
 
-    python bench/bench.py [--latency 0.2] [--sessions 10] [--threads 10] [--quick] [--concurrent-only]
+    python bench/bench.py [--latency 0.2] [--sessions 10] [--threads 10] [--quick] [--concurrent-only] [--engine-only]
 
 1. Starts a real OpenAI-compatible HTTP server on 127.0.0.1 that answers every call after
    ``--latency`` seconds with a deterministic policy.
@@ -123,6 +123,13 @@ def engine_time_per_decision(write_log: bool = False) -> float:
     return elapsed / (100 * 50)
 
 
+def engine_cost() -> float:
+    """The least of five runs after a warm-up (imports, registry, worker threads): scheduling and
+    GC only ever add time."""
+    engine_time_per_decision()
+    return min(engine_time_per_decision() for _ in range(5))
+
+
 def peak_rss_mb(server: OpenAIServer, threads: int) -> float:
     """Max RSS of one oaieval child running the 100-session test split of beauty_hist."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +150,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="skip the serial runs of evals' own fn")
     parser.add_argument("--concurrent-only", action="store_true",
                         help="only the concurrent runs against the bare client: no serial runs, engine time or memory")
+    parser.add_argument("--engine-only", action="store_true", help="only the engine's CPU time per decision")
     opts = parser.parse_args()
+    if opts.engine_only:
+        print(f"engine CPU time per decision: {engine_cost() * 1e6:.0f} us")
+        return 0
     server = OpenAIServer(scripted, models=("gpt-4",), latency_s=opts.latency).start()
     waves = math.ceil(opts.sessions / opts.threads)
     print(f"server latency {opts.latency * 1000:.0f} ms, {opts.sessions} sessions a cell, "
@@ -171,9 +182,7 @@ def main() -> int:
     if opts.concurrent_only:
         server.stop()
         return 0
-    engine_time_per_decision()  # warm-up: imports, registry, worker threads
-    # the least of five runs: scheduling and GC only ever add time
-    per_decision = min(engine_time_per_decision() for _ in range(5))
+    per_decision = engine_cost()
     with_log = min(engine_time_per_decision(write_log=True) for _ in range(5))
     print(f"\nengine CPU time per decision (instant in-process player, 100 sessions of beauty_L): "
           f"{per_decision * 1e6:.0f} us; {with_log * 1e6:.0f} us with evals writing the JSONL log")

@@ -8,7 +8,8 @@ Starts a real OpenAI-compatible server on 127.0.0.1 that decodes ``--slots`` req
 the real ``oaieval`` on each cell, and prints: slots, decode time, sessions, errored sessions, the
 exit status, the wall time of the call phase (first request to last response, at the server) and of
 the whole process, the least wall time the slots allow, their ratio, the requests the server got
-and the seat calls the run needed. Prints figures; asserts nothing.
+and the seat calls the run needed, the most requests its queue held at once (decoding or waiting),
+and oaieval's peak memory (max RSS). Prints figures; asserts nothing.
 
 The least wall time: every seat call decoded back to back on every slot (seat calls x decode /
 slots); with history no run starts before the one before it ended, so it is at least runs x
@@ -58,7 +59,8 @@ def main() -> int:
     print(f"{opts.fn}, EVALS_THREADS={opts.threads}, {os.cpu_count()} cores"
           + (f", --extra_eval_params {opts.params}" if opts.params else ", every default"))
     print(f"{'slots':>5} {'decode s':>8} {'cell':<12} {'sessions':>8} {'errored':>7} {'exit':>4} "
-          f"{'wall s':>7} {'process s':>9} {'least s':>7} {'x least':>7} {'requests':>8} {'seat calls':>10}")
+          f"{'wall s':>7} {'process s':>9} {'least s':>7} {'x least':>7} {'requests':>8} {'seat calls':>10} "
+          f"{'queued':>6} {'RSS MB':>6}")
     for slots in opts.slots:
         for cell in opts.cells:
             server = OpenAIServer(scripted, models=("gpt-4",), slots=slots, decode_s=opts.decode).start()
@@ -71,8 +73,13 @@ def main() -> int:
                 if opts.params:
                     args += ["--extra_eval_params", opts.params]
                 start = time.perf_counter()
-                proc = subprocess.run(args, env=env, capture_output=True, text=True)
+                with open(f"{tmp}/stderr", "w+") as err:
+                    child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+                    _, status, usage = os.wait4(child.pid, 0)
+                    err.seek(0)
+                    stderr = err.read()
                 process_s = time.perf_counter() - start
+                returncode = os.waitstatus_to_exitcode(status)
                 rows = [json.loads(line) for line in Path(f"{tmp}/log.jsonl").read_text().splitlines() if line]
             server.stop()
             spec = next(r["spec"] for r in rows if "spec" in r)
@@ -85,9 +92,10 @@ def main() -> int:
             calls = opts.sessions * runs * seats
             least = least_wall(calls, opts.sessions, opts.threads, runs, seats, history, slots, opts.decode)
             print(f"{slots:>5} {opts.decode:>8.2f} {cell:<12} {opts.sessions:>8} "
-                  f"{report.get('errored_sessions', '?'):>7} {proc.returncode:>4} {wall:>7.1f} {process_s:>9.1f} "
-                  f"{least:>7.1f} {wall / least:>6.2f}x {len(server.requests):>8} {calls:>10}")
-            for line in proc.stderr.splitlines():
+                  f"{report.get('errored_sessions', '?'):>7} {returncode:>4} {wall:>7.1f} {process_s:>9.1f} "
+                  f"{least:>7.1f} {wall / least:>6.2f}x {len(server.requests):>8} {calls:>10} "
+                  f"{server.most_held:>6} {usage.ru_maxrss / 1024:>6.0f}")
+            for line in stderr.splitlines():
                 if line.startswith("econarena: plan: ") and "at once" in line:
                     print(f"      {line}")
     return 0

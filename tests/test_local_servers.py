@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from econarena_evals.calls.engine import SLOW_START
+from econarena_evals.calls.engine import OPEN_WIDE, SLOW_START_GROWTH
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 
@@ -20,7 +20,7 @@ from openai_server import OpenAIServer
 from policies import scripted
 
 # (slots, seconds a request decodes, sessions): the whole run's work is 5 s on one slot, 3.75 s on four
-SERVERS = {1: (0.05, 2), 4: (0.1, 3)}
+SERVERS = {1: (0.05, 2), 4: (0.1, 3)}  # the opening burst alone waits 3.2 s and 1.6 s in them
 SHORT_DEADLINE_S = 2
 
 
@@ -46,8 +46,9 @@ def test_a_server_with_few_slots_is_played_at_its_pace(slots, cell, fn, deadline
     assert report["sessions"] == sessions and report["errored_sessions"] == 0
     assert len(server.requests) <= 1.2 * seat_calls  # no call timed out and was sent again
     assert server.most_decoding == slots  # the server really decoded that many at a time
-    # what waited in the server's queue: the slow start's burst, then about what it serves plus a
-    # probe; sent all at once, every call of a cell without history would have waited there
-    # (half the cell: on a busy machine a 0.1 s decode is lost in scheduling noise for a while)
-    assert server.most_held <= max(seat_calls // 2, 2 * SLOW_START), server.most_held
+    # what waited in the server's queue: the opening burst and what the answers of the first decode
+    # round (which did not queue) added, then about what it serves plus a probe; sent all at once,
+    # every call of a cell without history would have waited there. Those calls at the back of the
+    # queue waited past the short deadline, yet none was given up on and sent again (above).
+    assert server.most_held <= OPEN_WIDE + SLOW_START_GROWTH * slots < seat_calls, server.most_held
     assert filing_problems(log) == []

@@ -6,8 +6,9 @@ one process-wide dispatcher:
 * A call that waits for a slot of the cap (``max_concurrency``) waits in a FIFO queue and holds
   nothing: no slot, no thread. Slots are handed out in order as calls end, so the wait is bounded
   by the calls ahead of it, each of which is bounded in turn.
-* A call's deadline (``call_timeout_s``) runs from the moment it is sent. The caller stops waiting
-  for it at the deadline, gives its slot back at once and tells the call to stop retrying.
+* A call's deadline (``call_timeout_s``) counts the endpoint's silence, not the time the call waits
+  in a server's queue (``Lane.due``). The caller stops waiting for it at the deadline, gives its
+  slot back at once and tells the call to stop retrying.
 * Retries are ours: at most ``max_attempts`` tries per call (``endpoints`` runs evals' own
   OpenAI fns, which would otherwise retry forever, one try at a time under this policy).
 * A breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint is
@@ -228,7 +229,7 @@ class _RunState:
         self.stop_reason: Optional[str] = None
         self.stop_word: Optional[str] = None  # "quota", "interrupted", ...: the summary's "stopped: <word>"
         self.stopped = threading.Event()
-        self.sent = self.refused = self.answered = 0
+        self._counted_before = (0, 0, 0)  # (sent, refused, answered) by earlier runs in this process
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
         self.paces: dict[Hashable, "Lane"] = {}  # the lanes whose concurrency limit was cut: a server's pace
 
@@ -237,7 +238,7 @@ class _RunState:
         with self.lock:
             self.stop_reason = self.stop_word = None
             self.stopped.clear()
-            self.sent = self.refused = self.answered = 0
+            self._counted_before = self._counts()
             self.limits.clear()
             self.paces.clear()
 
@@ -249,9 +250,25 @@ class _RunState:
         for lane in list(_lanes.values()):
             lane.wake()
 
-    def count(self, field: str) -> None:
-        with self.lock:
-            setattr(self, field, getattr(self, field) + 1)
+    # The counters for the progress line are the lanes' own, summed when read (once a second):
+    # one process-wide lock taken twice per call cost more than the rest of the call's bookkeeping.
+    @staticmethod
+    def _counts() -> tuple[int, int, int]:
+        lanes = list(_lanes.values())
+        return (sum(lane.sent for lane in lanes), sum(lane.refusals for lane in lanes),
+                sum(lane.answered for lane in lanes))
+
+    @property
+    def sent(self) -> int:
+        return self._counts()[0] - self._counted_before[0]
+
+    @property
+    def refused(self) -> int:
+        return self._counts()[1] - self._counted_before[1]
+
+    @property
+    def answered(self) -> int:
+        return self._counts()[2] - self._counted_before[2]
 
 
 RUN = _RunState()
@@ -283,7 +300,15 @@ def wait_in_flight(timeout_s: float) -> int:
 # run into them from a slightly different clock or token count.
 PACE_SHARE = 0.9
 BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API allows ~1 s)
-SLOW_START = 8  # calls in flight a lane opens with, before any answer says what the server serves
+# Calls in flight a lane sends before its first answer says whether the endpoint states rate limits:
+# few, so a paid key's run does not open with a burst of refused requests.
+SLOW_START = 8
+# Calls in flight once the first answer stated no rate limit, before any answer says what the server
+# serves. Wide: a call waiting in a slow server's queue does not time out (its deadline counts the
+# endpoint's silence, ``Lane.due``), so growing from 8 only cost a fast server round trips. Not the
+# whole cap (256): this is what a one-slot server queues before the first cut, and its last call
+# waits OPEN_WIDE decode times; 64 keeps that within REQUEST_TIMEOUT_S for decodes up to ~55 s a call.
+OPEN_WIDE = 64
 # The concurrency limit (AIMD on latency, see Lane): a lane sends fewer once its answers take more
 # than LATENCY_TOLERANCE times the server's unloaded latency (plus LATENCY_SLACK_S, so that the
 # jitter of an instant player or a LAN never reads as a queue). Not 2: a fast server sharing the
@@ -299,6 +324,18 @@ SLOW_START_GROWTH = 8
 # cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
 # patience stops the run.
 MAX_SERVER_WAIT_S = 60.0
+# Requests sent this close together may reach the server in either order (threads, connections):
+# one sent within this of the oldest in flight may be ahead of it in the server's queue (``Lane.due``).
+REORDER_S = 1.0
+# The HTTP timeout of the eval's own requests (evals' OpenAI fns, econarena/chat): the eval's
+# deadline (``Lane.due``) ends a call the endpoint stopped answering, so the client's timeout only
+# has to outlast a healthy server's queue, and frees the thread and socket of a call given up on.
+REQUEST_TIMEOUT_S = 3600.0
+
+
+def request_timeout(call_timeout_s: float) -> float:
+    """The HTTP timeout of a request whose call has deadline ``call_timeout_s``."""
+    return max(call_timeout_s, REQUEST_TIMEOUT_S)
 
 
 class Lane:
@@ -306,10 +343,9 @@ class Lane:
     ``x-ratelimit-limit-*`` headers, backs off when refused, and waits when the server says.
 
     A lane opens with a few calls in flight (``SLOW_START``), so a run does not open with hundreds
-    of refused requests, nor with hundreds of calls queued in a server that decodes a few at a time.
-    The first answer or refusal that states the key's limits sets the pace, and then the pace alone
-    bounds the lane. An endpoint that states no limit gets a concurrency limit that follows what it
-    serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
+    of refused requests. The first answer or refusal that states the key's limits sets the pace, and
+    then the pace alone bounds the lane. A first answer that states none opens it to ``OPEN_WIDE``,
+    and from there the endpoint gets a concurrency limit that follows what it serves (``limit``: AIMD on latency, TCP-like): every answer that came back within
     ``GROW_TOLERANCE`` times the unloaded latency raises the limit (by ``SLOW_START_GROWTH`` until
     the first cut, by one per round trip after), up to what the dispatcher's ``max_concurrency``
     allows; once the smoothed latency passes ``LATENCY_TOLERANCE`` times it, the calls in flight
@@ -333,9 +369,20 @@ class Lane:
         self.latency_s: Optional[float] = None  # smoothed latency of recent answers
         self.unloaded_s: Optional[float] = None  # the least smoothed latency seen: the server with no queue
         self.cut_at_sent: Optional[int] = None  # requests sent when the limit was last cut (None: never)
+        self.cut_time = 0.0  # and when
         self.fastest_s = math.inf  # the quickest answer: about one decode with no queue
         self.answer_times: collections.deque = collections.deque(maxlen=32)
         self.busy_since = 0.0  # when calls last went in flight with none before
+        # the tries in flight, number -> when sent, oldest first; since when the oldest has been the oldest,
+        # how many answers may still come before it (the calls in flight then: the order requests
+        # reach the server is not quite the order they were numbered in), and when its own clock
+        # started, once they came (see ``due``)
+        self.out: collections.OrderedDict = collections.OrderedDict()
+        self.head_since = 0.0
+        self.head_ahead = 0
+        self.head_clock: Optional[float] = None
+        self.waiters = 0  # calls waiting in ``acquire``: a freed place wakes one of them, not all
+        self.refusals = 0
         self.heard_at = 0.0  # when the endpoint last said anything (an answer, a refusal, an error status)
         self.in_flight = 0
         self.answered = 0
@@ -360,12 +407,14 @@ class Lane:
         with self.cond:
             while True:
                 if RUN.stopped.is_set() or cancelled():
+                    self._pass_on()
                     return False
                 now = time.monotonic()
                 window = min(self.window, self.limit)
                 wait = self.paused_until - now
                 if wait <= 0 and self.in_flight >= window:
                     if now - max(self.busy_since, self.heard_at) >= silence_s:
+                        self._pass_on()
                         return None
                     wait = 1.0  # or a release
                 if wait <= 0:
@@ -386,13 +435,87 @@ class Lane:
                         self.in_flight += 1
                         self.sent += 1
                         self.sent_tokens += cost
+                        self.out[self.sent] = now
+                        if len(self.out) == 1:
+                            self._new_head(now)
+                        elif now - next(iter(self.out.values())) < REORDER_S:  # it may overtake the oldest
+                            self.head_ahead += 1
+                            self.head_clock = None
+                        if self.in_flight < window:
+                            self._pass_on()  # there is room for the next one too
                         return self.sent, self.in_flight
+                self.waiters += 1
                 self.cond.wait(min(max(wait, 0.001), 1.0))
+                self.waiters -= 1
 
-    def release(self) -> None:
+    def _pass_on(self) -> None:
+        """Wake one waiting call (under ``self.cond``): it takes the place, or passes the wake-up on.
+        Waking every waiter for each freed place cost a context switch per held call per answer."""
+        if self.waiters:
+            self.cond.notify()
+
+    def release(self, ticket: Optional[tuple[int, int]] = None) -> None:
+        """The try ``ticket`` (as ``acquire`` gave it) ended without an answer or a word from the endpoint."""
+        self.end(ticket)
+
+    def end(self, ticket: Optional[tuple[int, int]], latency_s: Optional[float] = None, answered: bool = False,
+            heard: bool = False) -> Optional[float]:
+        """The try ``ticket`` ended: with an answer ``latency_s`` after it went out, or with a word
+        from the endpoint (``heard``: a refusal, an error status), or with neither. One lock for all
+        of it. Returns when this try's own clock started (``due``; None: it had none)."""
         with self.cond:
+            now = time.monotonic()
             self.in_flight -= 1
-            self.cond.notify_all()
+            if answered:  # before the next try becomes the oldest: this answer was not ahead of it
+                self._answered(now, latency_s, ticket)
+            elif heard:
+                self.heard_at = now
+            turn = self._leave(ticket, now)
+            self._pass_on()
+            return turn
+
+    def _leave(self, ticket: Optional[tuple[int, int]], now: float) -> Optional[float]:
+        """Take try ``ticket`` out of the order (under ``self.cond``); when its own clock started, if it did."""
+        if ticket is None or ticket[0] not in self.out:
+            return None
+        head = next(iter(self.out)) == ticket[0]
+        del self.out[ticket[0]]
+        if not head:
+            return None
+        turn = self.head_clock
+        if self.out:
+            self._new_head(now)
+        return turn
+
+    def _new_head(self, now: float) -> None:
+        """The oldest try in flight changed (under ``self.cond``)."""
+        self.head_since = now
+        self.head_ahead = self.in_flight - 1  # the tries given up on included: the server may still be on them
+        self.head_clock = now if self.head_ahead <= 0 else None
+
+    def forget(self, ticket: tuple[int, int]) -> None:
+        """The caller stopped waiting for try ``ticket``: the next one has its turn. The try still
+        counts in flight until it returns (the server may still be decoding it)."""
+        with self.cond:
+            self._leave(ticket, time.monotonic())
+
+    def due(self, ticket: tuple[int, int], sent_at: float, timeout_s: float) -> Optional[float]:
+        """When try ``ticket``, sent at ``sent_at``, is past its deadline; None if it has ended.
+
+        The deadline counts the endpoint's silence, not the time in a server's queue: ``timeout_s``
+        with no word from the endpoint on any call of the lane, or, for the oldest try in flight
+        (every call sent before it has ended), ``timeout_s`` from the moment the server had
+        answered as many calls as were in flight when it became the oldest: whatever could be
+        ahead of it in the server's queue was served, its turn has come. A healthy server working
+        through a long queue answers the calls ahead, so none behind them times out; a server that
+        hangs on one call while answering others still lets that call's turn run out."""
+        with self.cond:
+            if ticket[0] not in self.out:
+                return None
+            silent = max(sent_at, self.heard_at) + timeout_s
+            if self.head_clock is not None and next(iter(self.out)) == ticket[0]:
+                return min(silent, max(self.head_clock, sent_at) + timeout_s)
+            return silent
 
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the limits an answer states (``x-ratelimit-limit-requests`` / ``-tokens``)."""
@@ -431,24 +554,28 @@ class Lane:
             RUN.limits[self.key] = (self.rpm, self.tpm)
             self.cond.notify_all()
 
-    def heard(self) -> None:
-        """The endpoint said something (an answer, a refusal, an error status): it is not silent."""
-        with self.cond:
-            self.heard_at = time.monotonic()
-
     def answered_ok(self, latency_s: Optional[float] = None, ticket: Optional[tuple[int, int]] = None) -> None:
         """An answer, ``latency_s`` after request ``ticket`` (as ``acquire`` gave it) went out."""
         with self.cond:
-            self.answered += 1
-            self.last_answer = self.heard_at = time.monotonic()
-            if self.window < math.inf:
-                self.window += 1 / self.window  # additive increase after a cut
-            self.share = min(PACE_SHARE, self.share + 0.005)
-            self.answer_times.append(self.last_answer)
-            if latency_s is not None and ticket is not None and self.limit < math.inf:
-                self.fastest_s = min(self.fastest_s, latency_s)
-                self._follow_latency(latency_s, *ticket)
-            self.cond.notify_all()
+            self._answered(time.monotonic(), latency_s, ticket)
+            self._pass_on()
+
+    def _answered(self, now: float, latency_s: Optional[float], ticket: Optional[tuple[int, int]]) -> None:
+        self.answered += 1
+        if self.answered == 1 and self.limit < OPEN_WIDE:  # it stated no limit (``learn`` came first): open
+            self.limit = float(OPEN_WIDE)
+        if self.head_clock is None:
+            self.head_ahead -= 1
+            if self.head_ahead <= 0:
+                self.head_clock = now  # every call that could be ahead of the oldest was answered
+        self.last_answer = self.heard_at = now
+        if self.window < math.inf:
+            self.window += 1 / self.window  # additive increase after a cut
+        self.share = min(PACE_SHARE, self.share + 0.005)
+        self.answer_times.append(now)
+        if latency_s is not None and ticket is not None and self.limit < math.inf:
+            self.fastest_s = min(self.fastest_s, latency_s)
+            self._follow_latency(latency_s, *ticket)
 
     def _bounded(self, asked_s: float, source: str) -> float:
         """The pause a server's ``asked_s`` gets: at most ``MAX_SERVER_WAIT_S`` and the patience."""
@@ -468,18 +595,25 @@ class Lane:
         smooth = latency_s if self.latency_s is None else self.latency_s + 0.25 * (latency_s - self.latency_s)
         self.latency_s = smooth
         # the unloaded latency: the least smoothed latency, drifting up slowly so that longer
-        # prompts later in a run (history) are not taken for a queue for ever
+        # prompts later in a run (history) are not taken for a queue for ever; not on answers to
+        # calls sent past today's limit (the opening burst's), whose latency is the queue that was cut
+        drift = 0.002 if in_flight <= self.limit else 0.0
         base = self.unloaded_s = smooth if self.unloaded_s is None else min(
-            smooth, self.unloaded_s + 0.002 * (smooth - self.unloaded_s))
+            smooth, self.unloaded_s + drift * (smooth - self.unloaded_s))
         queueing = smooth > LATENCY_TOLERANCE * base + LATENCY_SLACK_S
+        now = time.monotonic()
         if queueing:
-            # cut once per round trip: answers to requests sent before the last cut tell of a queue already cut for
-            if self.cut_at_sent is None or number > self.cut_at_sent:
+            # cut once per round trip: answers to requests sent before the last cut tell of a queue
+            # already cut for. A round trip is the answer to a request sent after the cut, or
+            # LATENCY_TOLERANCE unloaded latencies: a deep queue (the opening burst in a one-slot
+            # server) takes many unloaded latencies to drain, and each of its answers tells by
+            # Little's law what the server serves, so it need not drain before the next cut
+            if self.cut_at_sent is None or number > self.cut_at_sent or now - self.cut_time >= LATENCY_TOLERANCE * base:
                 served = in_flight * base / max(latency_s, 1e-9)
                 # at most halved per round trip: a server slowed by something else than our calls
                 # (another client, a long reply) is not taken for one that serves a handful
                 self.limit = max(1.0, min(self.limit, max(served + 1, self.limit / 2)))
-                self.cut_at_sent = self.sent
+                self.cut_at_sent, self.cut_time = self.sent, now
                 RUN.paces[self.key] = self
         elif self.answered > 1 and latency_s <= GROW_TOLERANCE * base + LATENCY_SLACK_S and in_flight >= self.limit / 2:
             # grow on an answer that did not queue (not on the smoothed latency: that lags behind a
@@ -491,6 +625,7 @@ class Lane:
         down (once per second at most, so one burst of refusals is one cut)."""
         now = time.monotonic()
         with self.cond:
+            self.refusals += 1
             wait_s = 1.0 if wait_s is None else self._bounded(wait_s, source)
             self.paused_until = max(self.paused_until, now + wait_s)
             if now - self.last_cut >= 1.0 and self.rpm_known_at is not None and now - self.rpm_known_at > 2.0:
@@ -708,19 +843,25 @@ class _Batch:
         self.remaining = n
         self.cancelled = [False] * n  # read by the worker between attempts: stop retrying
         self.holds_slot = [False] * n
-        self.deadline: list[Optional[float]] = [None] * n  # set when the call is sent, cleared while it waits
+        # the try of call i on the wire, (its ticket in the lane, when it went out); None between tries
+        self.tries: list[Optional[tuple[tuple[int, int], float]]] = [None] * n
+        self.turn: list[Optional[float]] = [None] * n  # when call i's first turn at the head of its lane came
 
-    def sent(self, i: int) -> None:
-        """Call i goes out: its deadline starts now, unless it is already running (a retry)."""
-        with self.cond:
-            if self.deadline[i] is None:
-                self.deadline[i] = time.monotonic() + self.policy.call_timeout_s
-                self.cond.notify()  # the caller now has a deadline to watch
+    def sent(self, i: int, ticket: tuple[int, int], at: float) -> None:
+        """A try of call i went out. The caller is not woken: a try's deadline is at least
+        call_timeout_s away, and the caller never waits longer than that between looks."""
+        self.tries[i] = (ticket, at)
+
+    def ended(self, i: int, turn: Optional[float]) -> Optional[float]:
+        """The try of call i came back, its turn having come at ``turn``; when the call's first turn came."""
+        self.tries[i] = None
+        if self.turn[i] is None:
+            self.turn[i] = turn
+        return self.turn[i]
 
     def waiting(self, i: int) -> None:
-        """Call i was refused by a rate limit and waits for the pace again: not sent, no deadline."""
-        with self.cond:
-            self.deadline[i] = None
+        """Call i was refused by a rate limit and waits for the pace again: its clock starts anew."""
+        self.turn[i] = None
 
     def settle(self, i: int, result: Union[str, BaseException]) -> bool:
         """Record call i's result unless it is settled already; True if this settled it."""
@@ -729,7 +870,8 @@ class _Batch:
                 return False
             self.results[i], self.done[i] = result, True
             self.remaining -= 1
-            self.cond.notify()
+            if not self.remaining:  # the caller waits for all of them (or a deadline), not each
+                self.cond.notify()
             return True
 
     def release_slot(self, i: int) -> None:
@@ -778,7 +920,7 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
     it); an error no retry cures stops the run; any other transient error is retried with backoff
     within ``max_attempts`` and the call's deadline.
     """
-    jitter = random.Random(i)  # jitter only spreads retries in time; it never touches results
+    jitter: Optional[random.Random] = None  # made on the first retry: seeding one costs more than a call's bookkeeping
     lane, attempt = batch.lanes[i], 0
     lane.patience_s = policy.rate_limit_patience_s
     result: Union[str, BaseException]
@@ -789,25 +931,21 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
                 f"no answer within call_timeout_s={policy.call_timeout_s:g}s: the endpoint answered none of the "
                 "calls sent before this one" if ticket is None else "stopped waiting for the rate limit's pace")
             break
-        batch.sent(i)
-        RUN.count("sent")
         _current.lane = lane
         sent_at = time.monotonic()
+        batch.sent(i, ticket, sent_at)
         try:
             result = call()
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
             result = exc
         finally:
             _current.lane = None
-            lane.release()
-        if not isinstance(result, BaseException):
-            lane.answered_ok(time.monotonic() - sent_at, ticket)
-            RUN.count("answered")
+        answered = not isinstance(result, BaseException)
+        turn = lane.end(ticket, time.monotonic() - sent_at, answered, _status(result) is not None)
+        turn = batch.ended(i, turn)
+        if answered:
             break
-        if _status(result) is not None:
-            lane.heard()
         if is_rate_limited(result):
-            RUN.count("refused")
             lane.learn(_headers(result))  # a refusal states the limits too
             lane.refused(*(server_wait_said(result) or (None,)))
             if lane.waited_too_long(policy.rate_limit_patience_s):
@@ -826,9 +964,13 @@ def _attempts(call: Callable[[], str], policy: CallPolicy, batch: _Batch, i: int
         attempt += 1
         if attempt >= policy.max_attempts or not is_transient(result) or batch.cancelled[i]:
             break
-        deadline = batch.deadline[i]
+        # the call's clock: from its first turn at the head of the lane, or (a try that failed
+        # while calls sent before it were still out) from the endpoint's last word
+        now = time.monotonic()
+        if jitter is None:
+            jitter = random.Random(i)  # jitter only spreads retries in time; it never touches results
         pause = 0.0 if isinstance(result, RetryNow) else policy.backoff(attempt, jitter)
-        if deadline is not None and time.monotonic() + pause >= deadline:
+        if now + pause >= (turn if turn is not None else max(sent_at, lane.heard_at)) + policy.call_timeout_s:
             break  # the next try could not finish in time: fail now and free the slot
         if RUN.stopped.wait(pause) or batch.cancelled[i]:
             break
@@ -859,22 +1001,37 @@ def call_all(
     # One context copy per call, taken on this thread: the session's own sample id. Each call gets
     # its own copy because a Context cannot be entered by two threads at once.
     _dispatcher.enqueue([(batch, i, partial(contextvars.copy_context().run, call)) for i, (_, call) in enumerate(calls)])
+    timeout_s = policy.call_timeout_s
     try:
         while True:
-            expired = []
             with batch.cond:
                 if not batch.remaining:
                     break
-                now = time.monotonic()
-                pending = [(d, i) for i, d in enumerate(batch.deadline) if d is not None and not batch.done[i]]
-                expired = [i for d, i in pending if d <= now]
-                if not expired:
-                    # Calls still queued have no deadline yet; a start or an end wakes us.
-                    batch.cond.wait(min((d for d, _ in pending), default=now + 1.0) - now)
+            # Deadlines move on as the endpoint answers (see ``Lane.due``): looked at now. A call
+            # not on the wire yet, held or between tries, is bounded where it waits (``_attempts``).
+            now = time.monotonic()
+            look_again = now + timeout_s  # a try sent from now on is due no sooner
+            expired = []
+            for i, on_wire in enumerate(list(batch.tries)):
+                if on_wire is None or batch.done[i]:
                     continue
-            for i in expired:
-                # The worker only finishes the try it is in (it cannot be interrupted), then stops.
-                error = SeatCallError(f"no answer within call_timeout_s={policy.call_timeout_s:g}s")
+                due = batch.lanes[i].due(on_wire[0], on_wire[1], timeout_s)
+                if due is None:
+                    continue
+                if due <= now:
+                    expired.append((i, on_wire[0]))
+                else:
+                    look_again = min(look_again, due)
+            if not expired:
+                with batch.cond:
+                    if batch.remaining:
+                        batch.cond.wait(look_again - now)
+                continue
+            for i, ticket in expired:
+                # The worker only finishes the try it is in (it cannot be interrupted), then stops;
+                # the next call of the lane has its turn meanwhile.
+                batch.lanes[i].forget(ticket)
+                error = SeatCallError(f"no answer within call_timeout_s={timeout_s:g}s")
                 if batch.abandon(i, error):
                     batch.breakers[i].record(batch, i, error)
     finally:

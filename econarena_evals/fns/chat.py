@@ -34,24 +34,28 @@ from .usage import flatten_usage
 REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)([-.].*)?$")
 REASONING_EFFORTS = {"minimal", "low", "medium", "high"}
 
-_clients: dict[tuple[Optional[str], Optional[str], float], Any] = {}
+_clients: dict[tuple[Any, ...], Any] = {}
+OWN_TIMEOUT_S = 600.0  # the request timeout of econarena/chat called outside the eval (the openai client's)
 _clients_lock = threading.Lock()
 
 
 def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: float, max_retries: int,
-                  azure: Optional[tuple[str, str, str]] = None):
+                  azure: Optional[tuple[str, str, str]] = None, connect_s: Optional[float] = None):
     """One client per endpoint per process: building one costs ~24 ms of CPU, and httpx pools connections.
 
     ``azure``: (endpoint, deployment, api-version) for Azure OpenAI, whose URLs name the deployment
     (``/openai/deployments/<deployment>/chat/completions?api-version=...``) and whose key goes in
-    an ``api-key`` header; the openai client's ``AzureOpenAI`` builds both.
+    an ``api-key`` header; the openai client's ``AzureOpenAI`` builds both. ``connect_s``: a
+    shorter timeout for connecting than for the answer (which may wait in a server's queue).
     """
-    from openai import AzureOpenAI, OpenAI
+    from openai import AzureOpenAI, OpenAI, Timeout
 
-    key = (base_url, api_key, timeout_s, azure)
+    key = (base_url, api_key, timeout_s, azure, connect_s)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
+            if connect_s is not None:
+                timeout_s = Timeout(timeout_s, connect=min(connect_s, timeout_s))  # type: ignore[assignment]
             if azure is not None:
                 endpoint, deployment, version = azure
                 client = AzureOpenAI(azure_endpoint=endpoint, azure_deployment=deployment, api_version=version,
@@ -134,7 +138,7 @@ class ChatCompletionFn(CompletionFn):
         temperature: Optional[float] = None,
         max_tokens: Optional[int] = None,
         max_completion_tokens: int = 16384,
-        request_timeout_s: float = 600.0,
+        request_timeout_s: Optional[float] = None,
         max_retries: int = 0,
         azure_endpoint: Optional[str] = None,
         azure_deployment: Optional[str] = None,
@@ -179,7 +183,8 @@ class ChatCompletionFn(CompletionFn):
         self.max_tokens = own["max_tokens"]
         self.max_completion_tokens = own["max_completion_tokens"]
         self._lock = threading.Lock()
-        self.request_timeout_s = float(own["request_timeout_s"])
+        # None: the eval's timeout (``calls.request_timeout``), or OWN_TIMEOUT_S called outside it
+        self.request_timeout_s = None if own["request_timeout_s"] is None else float(own["request_timeout_s"])
         # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
         self.max_retries = own["max_retries"]
         headers = extra_options.pop("extra_headers", None) or {}
@@ -242,9 +247,13 @@ class ChatCompletionFn(CompletionFn):
 
     def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
         messages = chat_messages(prompt)
-        # The eval passes its call deadline: a request must not outlive the eval's wait for it.
-        timeout_s = min(self.request_timeout_s, float(kwargs.pop("request_timeout_s", self.request_timeout_s)))
-        client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure)
+        # The eval passes its timeouts (``calls.request_timeout``: a healthy server's queue may be
+        # long, the eval's own deadline ends a silent one); a request_timeout_s given to the fn caps them.
+        timeouts = [float(t) for t in (self.request_timeout_s, kwargs.pop("request_timeout_s", None)) if t is not None]
+        timeout_s = min(timeouts) if timeouts else OWN_TIMEOUT_S
+        connect_s = kwargs.pop("connect_timeout_s", None)
+        client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure,
+                               None if connect_s is None else float(connect_s))
         response = self._create(client, messages, kwargs)
         text, finish = reply_of(response)
         usage = flatten_usage(response.usage) if response.usage is not None else None

@@ -6,9 +6,11 @@ with no limit inside the call, through a fresh ``OpenAI()`` client whose own ``m
 and a dead endpoint kept being hit after the eval gave up. So for exactly those two classes (not
 subclasses that bring their own ``__call__``) we send the same request evals would send, the same
 prompt formatting, the same ``record_sampling``, through one shared client with no retries of its
-own and a timeout of ``call_timeout_s``; the eval's call policy does the retrying (``calls``).
+own; the eval's call policy does the retrying and bounds the wait (``calls``). The client's
+timeout is ``calls.request_timeout``, long enough for a healthy server's queue (the eval's deadline
+counts the endpoint's silence, not the time queued); it must connect within ``call_timeout_s``.
 
-``econarena/chat`` gets the deadline as its request timeout. Any other completion fn is called as
+``econarena/chat`` gets the same timeouts. Any other completion fn is called as
 it is: the deadline still bounds how long the eval waits for it, but its own retries are its own.
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from evals.completion_fns import openai as evals_openai
 from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
-from ..calls.engine import observe_response_headers
+from ..calls.engine import observe_response_headers, request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
 
@@ -44,7 +46,7 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
         if not isinstance(prompt, Prompt):
             prompt = prompt_cls(raw_prompt=prompt)
         formatted = prompt.to_formatted_prompt()
-        client = shared_client(fn.api_base, fn.api_key, timeout_s, max_retries=0)
+        client = shared_client(fn.api_base, fn.api_key, request_timeout(timeout_s), max_retries=0, connect_s=timeout_s)
         response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
         observe_response_headers(response.headers)
         raw = response.parse()
@@ -150,10 +152,11 @@ def recorded_prompt(fn: CompletionFn, prompt: Any) -> Any:
 
 
 def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
-    """A callable like ``fn`` that makes at most one request and gives up after ``timeout_s``."""
+    """A callable like ``fn`` that makes at most one request, for a call of deadline ``timeout_s``."""
     evals_fn = _EVALS_FNS.get(type(fn).__call__)  # exactly evals' own __call__, not a subclass's
     if evals_fn is not None:
         return _evals_one_try(fn, timeout_s, *evals_fn)
     if isinstance(fn, ChatCompletionFn):
-        return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=timeout_s)
+        return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=request_timeout(timeout_s),
+                                           connect_timeout_s=timeout_s)
     return fn
