@@ -249,6 +249,17 @@ def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
         counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
 
 
+def status_of(log: EvalLog) -> str:
+    """``stopped: <cause>`` when the run recorded why it stopped early (quota, interrupted, ...);
+    ``partial`` when it ended without a final report and without saying why (a kill); else
+    ``errored`` if any session errored (every one, or some), ``finished`` if none did."""
+    if log.stop is not None:
+        return f"stopped: {log.stop.get('stopped') or 'early'}"
+    if log.final_report is None:
+        return "partial"
+    return "errored" if any(s.get("errored") for s in log.sessions) or not log.sessions else "finished"
+
+
 def read_log(path: Path) -> EvalLog:
     """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it).
     A bad line or event is named in ``problems`` and skipped; a log holding more than one run id

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
-from ..log.evallog import EvalLog, find_logs, read_log
+from ..log.evallog import EvalLog, find_logs, read_log, status_of
 from ..run.conditions import Condition, column_name, condition_of, non_default, registry_defaults
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
@@ -66,17 +66,6 @@ class Chosen:
         if not self.condition.self_play:
             return ARENA if self.condition.split in ("", "dev") else None
         return SELF_PLAY if self.condition.split in ("", "dev") else SELF_PLAY_TEST
-
-
-def status_of(log: EvalLog) -> str:
-    """``stopped: <cause>`` when the run recorded why it stopped early (quota, interrupted, ...);
-    ``partial`` when it ended without a final report and without saying why (a kill); else
-    ``errored`` if any session errored (every one, or some), ``finished`` if none did."""
-    if log.stop is not None:
-        return f"stopped: {log.stop.get('stopped') or 'early'}"
-    if log.final_report is None:
-        return "partial"
-    return "errored" if any(s.get("errored") for s in log.sessions) or not log.sessions else "finished"
 
 
 def _created(log: EvalLog) -> str:

@@ -7,32 +7,60 @@ sit beside a run's own; this runs each eval of the set with the real ``oaieval``
 read that run and nothing else. Every argument after the set's name goes to each ``oaieval``
 unchanged (``--completion_args``, ``--extra_eval_params``, ``--max_samples``, ...).
 
-A log that is already there is kept, never written over (a paid run's answers are in it): running
-the same command again runs only what is missing. A run that stops early (a quota, Ctrl-C, a
-signal) or is refused stops the set; a cell whose sessions errored does not. The exit status is
+A finished log is kept, and no log that holds an answered call is written over: running the same
+command again skips what finished, resumes what stopped, errored or was cut short (into
+``<eval>.resumed.jsonl``, paying for no answered call twice) and runs what is missing. A run that
+stops early (a quota, Ctrl-C, a signal) or is refused stops the set; a cell whose sessions errored
+does not. The exit status is
 ``oaieval``'s (docs/reliability.md): that of the run that stopped the set, else 3 if any session
 errored, else 1 if an ``oaieval`` failed otherwise, else 0.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core.closest import closest
+from ..log.evallog import EvalLog, read_log, status_of
 from . import exit_status
 from .evalset import known_sets, members
+from .resume import RESUME_ENV
 
 # statuses after which the next eval would fare no better: refused args, a stop, a signal
 STOPS_THE_SET = frozenset({exit_status.REFUSED, exit_status.STOPPED, exit_status.INTERRUPTED,
                            exit_status.TERMINATED, exit_status.HUNG_UP})
 
 
-def log_path(out: Path, fn: str, eval_name: str) -> Path:
-    return out / fn.replace("/", "_") / f"{eval_name}.jsonl"
+def logs_of(out: Path, fn: str, eval_name: str, most: int = 100) -> list[Path]:
+    """Where an eval's logs go in the run folder: the first run's, then each resume's."""
+    folder = out / fn.replace("/", "_")
+    return [folder / f"{eval_name}.jsonl", folder / f"{eval_name}.resumed.jsonl"] + [
+        folder / f"{eval_name}.resumed-{n}.jsonl" for n in range(2, most)]
+
+
+def paid_for(log: EvalLog) -> bool:
+    """Does the log hold anything an endpoint answered (a seat call, a finished session)?"""
+    return log.calls > 0 or any(not s.get("errored") for s in log.sessions)
+
+
+def run_child(args: list[str], env: dict[str, str]) -> int:
+    """``oaieval`` in a session of its own, so that it hears each of Ctrl-C, SIGTERM and SIGHUP once,
+    from here, and ends as it does on its own (the answered calls kept, the stop recorded); this
+    process waits for it instead of leaving it running or killing it mid-write."""
+    child = subprocess.Popen(args, env=env, start_new_session=True)
+    forwarded = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+    before = {sig: signal.signal(sig, lambda sig, _frame: child.send_signal(sig)) for sig in forwarded}
+    try:
+        return child.wait()
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -63,17 +91,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return exit_status.REFUSED
     worst = 0
     for i, eval_name in enumerate(evals, 1):
-        log = log_path(opts.out, opts.fn, eval_name)
-        if log.exists():
-            print(f"econarena-run: [{i}/{len(evals)}] {eval_name}: kept {log} (delete it to run that eval again)",
-                  file=sys.stderr)
+        logs = logs_of(opts.out, opts.fn, eval_name)
+        latest = next((p for p in reversed(logs) if p.exists()), None)
+        state = read_log(latest) if latest is not None else None
+        say = f"econarena-run: [{i}/{len(evals)}] {eval_name}:"
+        if state is not None and status_of(state) == "finished":
+            print(f"{say} kept {latest} (finished; delete it to run that eval again)", file=sys.stderr)
             continue
-        log.parent.mkdir(parents=True, exist_ok=True)
-        print(f"econarena-run: [{i}/{len(evals)}] oaieval {opts.fn} {eval_name} --record_path {log}", file=sys.stderr)
-        status = subprocess.run([oaieval, opts.fn, eval_name, "--record_path", str(log), *passthrough]).returncode
+        env = dict(os.environ)
+        if state is None or not paid_for(state):
+            target = latest or logs[0]  # nothing answered in it: nothing to lose by writing it again
+        else:  # answered calls in it: resume, so none is paid twice (docs/reliability.md, "Resuming")
+            target = next(p for p in logs if not p.exists())
+            env[RESUME_ENV] = str(latest)
+            print(f"{say} {latest} is {status_of(state)}: resuming from it", file=sys.stderr)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        print(f"{say} oaieval {opts.fn} {eval_name} --record_path {target}", file=sys.stderr)
+        status = run_child([oaieval, opts.fn, eval_name, "--record_path", str(target), *passthrough], env)
         if status in STOPS_THE_SET:
-            print(f"econarena-run: oaieval exited {status}: the set stops here; the command again goes on "
-                  f"from {eval_name} (a stopped log prints its own resume command)", file=sys.stderr)
+            print(f"econarena-run: oaieval exited {status}: the set stops here; the same command again goes on "
+                  f"from {eval_name}, resuming what was answered", file=sys.stderr)
             return status
         if status == exit_status.ERRORED:
             worst = exit_status.ERRORED

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import base_env, cli, run_cli
+from openai_server import OpenAIServer
+from policies import scripted
 
 SET = ["econarena.beauty_L", "econarena.beauty_M", "econarena.beauty_H", "econarena.beauty_hist",
        "econarena.auction_L"]
@@ -55,3 +59,36 @@ def test_a_wrong_set_name_or_a_record_path_is_one_line_and_exit_2(tmp_path):
                               timeout=60)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_run_leaves_nothing_kept_and_the_corrected_command_runs_it(tmp_path):
+    args = [cli("econarena-run"), "econarena/nash", "econarena", "--out", str(tmp_path), "--max_samples", "2"]
+    run_cli(args + ["--extra_eval_params", "temprature=0"], base_env(), returncode=2)
+    again = run_cli(args, base_env())
+    logs = sorted((tmp_path / "econarena_nash").glob("*.jsonl"))
+    assert [p.stem for p in logs] == sorted(SET) and ": kept " not in again.stderr
+    assert all(final_report(p)["sessions"] == 2 for p in logs)
+
+
+def test_sigterm_stops_the_set_and_its_oaieval_and_the_same_command_resumes_paying_nothing_twice(tmp_path):
+    server = OpenAIServer(scripted, models=("m",), slots=1, decode_s=0.05).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        args = [cli("econarena-run"), "econarena/chat:m", "econarena", "--out", str(tmp_path), "--max_samples", "1"]
+        proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+        while server.answered() < 10:  # a third of the way into the first cell (50 calls, one at a time)
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 143, err[-3000:]
+        answered_first, sent = server.answered(), len(server.requests)
+        time.sleep(2)
+        assert len(server.requests) == sent  # its oaieval ended with it: nothing is left sending
+        again = run_cli(args, env)
+        assert "resuming from it" in again.stderr
+        folder = tmp_path / "econarena_chat:m"
+        assert final_report(folder / "econarena.beauty_L.resumed.jsonl")["sessions"] == 1
+        assert server.answered() == 5 * 50  # five cells of one session, 50 seat calls each: none paid twice
+        assert answered_first > 0
+    finally:
+        server.stop()

@@ -1,10 +1,10 @@
-"""report/selection.py: a log's status, as the summary and the report name it."""
+"""log/evallog.status_of: a log's status, as the summary, the report and econarena-run name it."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from econarena_evals.log.evallog import EvalLog
-from econarena_evals.report.selection import status_of
+from econarena_evals.log.evallog import status_of
 
 
 def log(**fields) -> EvalLog:
