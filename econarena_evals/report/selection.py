@@ -119,7 +119,8 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
             why.append(f"{errored} errored session(s), left out of the means")
         why += [p for p in best.problems if "final report" not in p]
         if not _measured(best):
-            why.append("every session errored: no figures")
+            why.append("no session finished: no figures" if best.stop is not None or not errored
+                       else "every session errored: no figures")
         if not best.settings:
             why.append(FALLBACK_NOTE)
         for requested, answered in sorted(best.answered_as.items()):
