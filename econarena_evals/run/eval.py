@@ -32,7 +32,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
-from ..integration.recorder import edit_events
+from ..integration.recorder import edit_events, write_events_quickly
 from ..log.format import (
     EVAL_RECORDER,
     PLAN_EVENT,
@@ -147,6 +147,7 @@ class EconArena(evals.Eval):
         disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
         store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
         # event makes it write the others one by one, each through the guard
+        write_events_quickly()  # the same lines, without evals' deep copy of each event
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
         recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings)}, sample_id=PLAYERS_SAMPLE_ID)
