@@ -33,6 +33,8 @@ def strip_reasoning(text: str) -> str:
     An unclosed ``<think>`` hides everything after it (the answer never came); a lone ``</think>``
     (chat templates that open the block themselves) hides everything before it.
     """
+    if "<" not in text:  # every tag the patterns below look for starts with it: the usual answer
+        return text
     text = _THINK_BLOCK.sub("", text)
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:
@@ -81,7 +83,9 @@ def answer_object(text: Any) -> Optional[dict[str, Any]]:
     """The last top-level JSON object with a ``choice`` key, the one that decides (contract §5)."""
     if not isinstance(text, str):
         return None
-    text = _FENCE.sub("", strip_reasoning(text))
+    text = strip_reasoning(text)
+    if "```" in text:
+        text = _FENCE.sub("", text)
     if len(text) > MAX_ANSWER_CHARS:
         return None
     for obj in reversed(top_level_objects(text)):

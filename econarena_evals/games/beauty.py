@@ -9,6 +9,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
 from ..core import depth, prompts
@@ -17,6 +18,7 @@ from ..core.prompts import (
     ANSWER_FORMAT,
     NUM,
     PromptFacts,
+    SplitTemplate,
     actions_list,
     float_or_none,
     fmt,
@@ -235,13 +237,16 @@ def history(past: Sequence[PastRun]) -> str:
     ))
 
 
+@lru_cache(maxsize=1024, typed=True)
+def _template(n: int, runs: int, c_bar: float, prize: float) -> SplitTemplate:
+    """TEMPLATE with what a session's prompts share filled in, once per session."""
+    return SplitTemplate(TEMPLATE, ("seat", "run", "history"), dict(
+        n=n, runs=runs, c_bar=fmt(c_bar), prize=fmt(prize), answer=ANSWER_FORMAT.format(what="the number you choose")))
+
+
 def prompt(*, seat: int, n: int, run: int, runs: int, c_bar: float, prize: float,
            past: Sequence[PastRun] = ()) -> list[dict[str, str]]:
-    return messages(TEMPLATE.format(
-        seat=seat, n=n, run=run, runs=runs, c_bar=fmt(c_bar), prize=fmt(prize),
-        history=history(past),
-        answer=ANSWER_FORMAT.format(what="the number you choose"),
-    ))
+    return messages(_template(n, runs, c_bar, prize).fill(seat, run, history(past)))
 
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,

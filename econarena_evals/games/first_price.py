@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..core.outcome import RunOutcome
-from ..core.prompts import ANSWER_FORMAT, NUM, fmt, messages, seat_and_run
+from ..core.prompts import ANSWER_FORMAT, NUM, SplitTemplate, fmt, messages, seat_and_run
 from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
@@ -181,16 +181,19 @@ PAYMENT = """\
 - Payoffs: the winner gets assets - own bid + value; every other valid bidder keeps their assets ({assets})."""
 
 
+@lru_cache(maxsize=1024, typed=True)
+def _template(n: int, runs: int, assets: float, fee: float, mean: float, sd: float, lo: float,
+              hi: float) -> SplitTemplate:
+    """TEMPLATE with what a cell's prompts share filled in, once per cell."""
+    return SplitTemplate(TEMPLATE, ("seat", "run", "value", "history"), dict(
+        n=n, runs=runs, assets=fmt(assets), fee=fmt(fee), mean=fmt(mean), sd=fmt(sd), lo=fmt(lo), hi=fmt(hi),
+        payment=PAYMENT.format(assets=fmt(assets)), answer=ANSWER_FORMAT.format(what="your bid")))
+
+
 def prompt(*, seat: int, n: int, run: int, runs: int, value: float, assets: float, fee: float, dist: Dist,
            past: Sequence[PastRun] = ()) -> list[dict[str, str]]:
     mean, sd, lo, hi = dist
-    return messages(TEMPLATE.format(
-        seat=seat, n=n, run=run, runs=runs, value=fmt(value), assets=fmt(assets), fee=fmt(fee),
-        mean=fmt(mean), sd=fmt(sd), lo=fmt(lo), hi=fmt(hi),
-        payment=PAYMENT.format(assets=fmt(assets)),
-        history=history(past),
-        answer=ANSWER_FORMAT.format(what="your bid"),
-    ))
+    return messages(_template(n, runs, assets, fee, mean, sd, lo, hi).fill(seat, run, fmt(value), history(past)))
 
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,

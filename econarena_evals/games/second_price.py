@@ -7,10 +7,11 @@ dominant, so every reference player that reasons at all bids it).
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
 from ..core.outcome import RunOutcome
-from ..core.prompts import ANSWER_FORMAT, fmt, messages, seat_and_run
+from ..core.prompts import ANSWER_FORMAT, SplitTemplate, fmt, messages, seat_and_run
 from ..core.sessions import CellConfig, Session
 from . import sealed_bid
 from .protocol import Move, ReportLabels
@@ -94,14 +95,17 @@ PAYMENT = """\
 - Payoffs: the winner gets assets - price + value; every other valid bidder keeps their assets ({assets})."""
 
 
+@lru_cache(maxsize=1024, typed=True)
+def _template(n: int, runs: int, assets: float, fee: float) -> SplitTemplate:
+    """TEMPLATE with what a cell's prompts share filled in, once per cell."""
+    return SplitTemplate(TEMPLATE, ("seat", "run", "value", "history"), dict(
+        n=n, runs=runs, assets=fmt(assets), fee=fmt(fee), payment=PAYMENT.format(assets=fmt(assets)),
+        answer=ANSWER_FORMAT.format(what="your bid")))
+
+
 def prompt(*, seat: int, n: int, run: int, runs: int, value: float, assets: float, fee: float,
            past: Sequence[PastRun] = ()) -> list[dict[str, str]]:
-    return messages(TEMPLATE.format(
-        seat=seat, n=n, run=run, runs=runs, value=fmt(value), assets=fmt(assets), fee=fmt(fee),
-        payment=PAYMENT.format(assets=fmt(assets)),
-        history=history(past),
-        answer=ANSWER_FORMAT.format(what="your bid"),
-    ))
+    return messages(_template(n, runs, assets, fee).fill(seat, run, fmt(value), history(past)))
 
 
 def seat_prompt(cell: CellConfig, session: Session, run: int, seat: int,

@@ -32,7 +32,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
-from ..integration.recorder import edit_events
+from ..integration.recorder import edit_events, write_events_quickly
 from ..log.format import (
     EVAL_RECORDER,
     PLAN_EVENT,
@@ -134,6 +134,7 @@ class EconArena(evals.Eval):
         self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
         self._sessions_done = 0  # read by the progress line
         self._lanes: dict[int, Any] = {}  # id(fn) -> its rate-limit lane
+        self._sends: dict[int, Any] = {}  # id(fn) -> fn as one try of a seat call (``single_try``)
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
@@ -147,6 +148,7 @@ class EconArena(evals.Eval):
         disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
         store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
         # event makes it write the others one by one, each through the guard
+        write_events_quickly()  # the same lines, without evals' deep copy of each event
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
         recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings)}, sample_id=PLAYERS_SAMPLE_ID)
@@ -327,6 +329,7 @@ class EconArena(evals.Eval):
         finish = state.finish
         reused: dict[tuple[int, int], str] = {}
         part = self.resumed_runs.get(state.session.index)
+        reserved: dict[int, int] = {}  # id(fn) -> the completion tokens its requests reserve, asked once a wave
         for run in wave:
             past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
             for seat in range(1, self.cell.seats + 1):
@@ -346,7 +349,9 @@ class EconArena(evals.Eval):
                 keys.append((run, seat))
                 lanes.append(self._lane(fn))
                 # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
-                costs.append(len(prompt_text(prompt)) / 4 + reserved_completion_tokens(fn, self.sampling_kwargs))
+                if id(fn) not in reserved:
+                    reserved[id(fn)] = reserved_completion_tokens(fn, self.sampling_kwargs)
+                costs.append(len(prompt_text(prompt)) / 4 + reserved[id(fn)])
         if reused:
             state.reused += len(reused)
             self._count_kept(calls=len(reused))
@@ -382,7 +387,9 @@ class EconArena(evals.Eval):
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
-        send = single_try(fn, self.policy.call_timeout_s)
+        if id(fn) not in self._sends:  # the same for every call of fn: made once
+            self._sends[id(fn)] = single_try(fn, self.policy.call_timeout_s)
+        send = self._sends[id(fn)]
 
         def call() -> str:
             seat_call = {"tag": tag, "recorded": 0}
@@ -401,7 +408,7 @@ class EconArena(evals.Eval):
             finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
             if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
                 evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
-                                             recorded_by=EVAL_RECORDER)
+                                             recorded_by=EVAL_RECORDER, **{SEAT_TAG: tag})  # as tag_seat_call would
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
             durable()
             self._count_kept(calls=1)
