@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from econarena_evals.log.evallog import EvalLog
-from econarena_evals.log.evallog import status_of
+from econarena_evals.log.evallog import EvalLog, status_of
 
 
 def log(**fields) -> EvalLog:
