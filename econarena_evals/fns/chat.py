@@ -28,6 +28,7 @@ from evals.record import record_sampling
 
 from ..calls.engine import NotACompletion, RetryNow, observe_response_headers
 from .completion_args import check_values, decode_args
+from .reply_bytes import http_client as reply_bytes_client
 from .usage import flatten_usage
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
@@ -59,14 +60,15 @@ def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: fl
             if azure is not None:
                 endpoint, deployment, version = azure
                 client = AzureOpenAI(azure_endpoint=endpoint, azure_deployment=deployment, api_version=version,
-                                     api_key=api_key, timeout=timeout_s, max_retries=max_retries)
+                                     api_key=api_key, timeout=timeout_s, max_retries=max_retries,
+                                     http_client=reply_bytes_client())
             else:
                 # The openai client appends its routes to the base URL as a string, so a gateway's
                 # query (``/v1?key=...``) would end up before the route (``/v1/?key=...chat/completions``):
                 # the query goes into every request as a query of its own instead.
                 base, query = split_query(base_url)
                 client = OpenAI(base_url=base, api_key=api_key, timeout=timeout_s, max_retries=max_retries,
-                                default_query=query or None)
+                                default_query=query or None, http_client=reply_bytes_client())
             _clients[key] = client
         return client
 
