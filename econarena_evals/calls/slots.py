@@ -1,6 +1,6 @@
 """The process-wide cap on calls in flight, its FIFO queue, and the worker threads that make the calls.
 
-This and ``dispatch`` are the only modules that deal with threads. A call that waits for a slot of
+The only module that starts threads. A call that waits for a slot of
 the cap (``max_concurrency``) waits in the queue and holds nothing: no slot, no thread. Slots are
 handed out in order as calls end, so the wait is bounded by the calls ahead of it, each of which is
 bounded in turn. The run state (``state.RUN``) owns one ``Slots`` and one ``Workers``.
