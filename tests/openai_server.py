@@ -148,6 +148,65 @@ class RateLimiter:
             return None, self._headers()
 
 
+def _rfc3339(seconds_from_now: float) -> str:
+    at = time.time() + seconds_from_now
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"
+
+
+def anthropic_answer(rpm: int, tokens: int, overloaded: tuple[int, ...] = (), limited: tuple[int, ...] = ()) -> Answer:
+    """Answers in the shapes Anthropic's API documents, for ``OpenAIServer(answer=...)``.
+
+    Every answer states the key's limits in ``anthropic-ratelimit-{requests,tokens,input-tokens,
+    output-tokens}-{limit,remaining,reset}`` (resets as RFC 3339 times; the output-token limit is the
+    most restrictive, ``tokens`` at twice it). The POSTs numbered in ``overloaded`` get 529
+    ``{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}``; those in
+    ``limited`` a 429 ``rate_limit_error`` with ``retry-after`` in seconds and nothing remaining."""
+    def headers(remaining: int) -> dict[str, str]:
+        h = {}
+        for kind, limit in (("requests", rpm), ("tokens", 2 * tokens), ("input-tokens", 2 * tokens),
+                            ("output-tokens", tokens)):
+            h[f"anthropic-ratelimit-{kind}-limit"] = str(limit)
+            h[f"anthropic-ratelimit-{kind}-remaining"] = str(remaining if kind == "requests" else remaining * 1000)
+            h[f"anthropic-ratelimit-{kind}-reset"] = _rfc3339(1.0)
+        return h
+
+    def answer(n: int, payload: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        if n in overloaded:
+            return 529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"},
+                         "request_id": f"req_{n}"}, {}
+        if n in limited:
+            return 429, {"type": "error", "error": {
+                "type": "rate_limit_error",
+                "message": f"This request would exceed your organization's rate limit of {rpm} requests per minute."},
+                "request_id": f"req_{n}"}, {**headers(0), "retry-after": "1"}
+        return 200, payload, headers(rpm // 2)
+
+    return answer
+
+
+def google_answer(exhausted: tuple[int, ...] = (), wrapped: tuple[int, ...] = (), retry_delay: str = "1s") -> Answer:
+    """Answers in the shapes Google's Gemini API documents, for ``OpenAIServer(answer=...)``: the
+    POSTs numbered in ``exhausted`` get 429 ``RESOURCE_EXHAUSTED`` worded as a quota, with a
+    ``google.rpc.QuotaFailure`` and a ``google.rpc.RetryInfo`` (``retryDelay``) in ``details``;
+    those also in ``wrapped`` send that body in a list, ``[{"error": {...}}]``, as its
+    OpenAI-compatible endpoint does. No rate-limit headers: Google sends none."""
+    def answer(n: int, payload: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        if n not in exhausted:
+            return 200, payload, {}
+        error = {"error": {
+            "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota, please check your plan and billing details. For more "
+                       "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                    "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}]}}
+        return 429, ([error] if n in wrapped else error), {}
+
+    return answer
+
+
 ROUTES = ("chat/completions", "completions", "models")
 
 

@@ -2,4 +2,8 @@
 
 Rule: imports only ``core``; knows nothing of games, logs or evals. The completion fns (``fns``)
 raise its errors and report what a server said; the run (``run``) drives it.
+
+Inside, from the bottom up: ``limits`` (what headers state) and ``errors`` (what a failed try
+means), ``policy``, ``slots`` (the cap, its queue, the workers), ``state`` (the one owner of the
+run's call state, ``RUN``, and its reset), ``lanes`` (pacing), ``breaker``, ``dispatch`` (``call_all``).
 """

@@ -26,7 +26,8 @@ from typing import Any, Optional
 from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
-from ..calls.engine import NotACompletion, RetryNow, observe_response_headers
+from ..calls.errors import NotACompletion, RetryNow
+from ..calls.lanes import observe_response_headers
 from .completion_args import check_values, decode_args
 from .reply_bytes import http_client as reply_bytes_client
 from .usage import flatten_usage
@@ -185,7 +186,7 @@ class ChatCompletionFn(CompletionFn):
         self.max_tokens = own["max_tokens"]
         self.max_completion_tokens = own["max_completion_tokens"]
         self._lock = threading.Lock()
-        # None: the eval's timeout (``calls.request_timeout``), or OWN_TIMEOUT_S called outside it
+        # None: the eval's timeout (``calls.policy.request_timeout``), or OWN_TIMEOUT_S called outside it
         self.request_timeout_s = None if own["request_timeout_s"] is None else float(own["request_timeout_s"])
         # Retries belong to the eval's call policy (bounded, with a deadline); the client adds none.
         self.max_retries = own["max_retries"]
@@ -249,7 +250,7 @@ class ChatCompletionFn(CompletionFn):
 
     def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
         messages = chat_messages(prompt)
-        # The eval passes its timeouts (``calls.request_timeout``: a healthy server's queue may be
+        # The eval passes its timeouts (``calls.policy.request_timeout``: a healthy server's queue may be
         # long, the eval's own deadline ends a silent one); a request_timeout_s given to the fn caps them.
         timeouts = [float(t) for t in (self.request_timeout_s, kwargs.pop("request_timeout_s", None)) if t is not None]
         timeout_s = min(timeouts) if timeouts else OWN_TIMEOUT_S

@@ -24,7 +24,8 @@ from evals.completion_fns import openai as evals_openai
 from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
-from ..calls.engine import observe_response_headers, request_timeout
+from ..calls.lanes import observe_response_headers
+from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
 

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ..calls.engine import CallPolicy
+from ..calls.policy import CallPolicy
 from ..core.sessions import CellConfig
 from ..games import cell, check_cell, param_fields
 

@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any
 
-from ..calls.engine import stop_run
+from ..calls.state import stop_run
 from ..integration.log_file import describe, mount_point
 from ..log.format import SESSION_EVENT
 from . import exit_status

@@ -20,7 +20,9 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from ..calls.engine import RUN, NotACompletion, call_all, stop_run, wait_in_flight
+from ..calls.dispatch import call_all
+from ..calls.errors import NotACompletion
+from ..calls.state import RUN, stop_run, wait_in_flight
 from ..core.answers import parse_choice
 from ..core.closest import with_closest
 from ..core.outcome import RunOutcome

@@ -10,7 +10,8 @@ import threading
 import time
 from typing import Callable, Optional, TextIO
 
-from ..calls.engine import RUN, concurrency_in_use
+from ..calls.lanes import concurrency_in_use
+from ..calls.state import RUN
 
 
 def duration(seconds: float) -> str:

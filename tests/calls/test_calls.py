@@ -3,7 +3,11 @@ import contextvars
 import threading
 import time
 
-from econarena_evals.calls.engine import OPEN_WIDE, RUN, SLOW_START, CallPolicy, SeatCallError, call_all, lane_for
+from econarena_evals.calls.dispatch import call_all
+from econarena_evals.calls.errors import SeatCallError
+from econarena_evals.calls.lanes import OPEN_WIDE, SLOW_START, lane_for
+from econarena_evals.calls.policy import CallPolicy
+from econarena_evals.calls.state import RUN
 
 from openai_server import FifoSlots
 

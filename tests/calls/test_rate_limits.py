@@ -10,19 +10,19 @@ except ImportError:  # openai 2.x (Python 3.9)
 import openai
 import pytest
 
-from econarena_evals.calls import engine as calls
-from econarena_evals.calls.engine import (
-    RUN,
-    CallPolicy,
-    Lane,
+from econarena_evals.calls.dispatch import call_all
+from econarena_evals.calls.errors import (
     RunStopped,
-    call_all,
     fatal_cause,
     is_endpoint_failure,
     is_rate_limited,
-    parse_duration,
     server_wait,
+    server_wait_said,
 )
+from econarena_evals.calls.lanes import MAX_SERVER_WAIT_S, PACE_SHARE, Lane
+from econarena_evals.calls.limits import parse_duration
+from econarena_evals.calls.policy import CallPolicy
+from econarena_evals.calls.state import RUN
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
@@ -113,7 +113,7 @@ def test_a_lane_paces_to_the_limits_an_answer_states():
         assert lane.acquire(100, lambda: False)
         lane.release()
     # each request moves the schedule on by one interval at the pacing share of the limit
-    assert lane.tat_requests - max(start, 0) >= 2 * 60 / (600 * calls.PACE_SHARE)
+    assert lane.tat_requests - max(start, 0) >= 2 * 60 / (600 * PACE_SHARE)
     assert lane.tat_tokens > 0
 
 
@@ -135,7 +135,7 @@ def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
     assert lane.acquire(1, lambda: False) is False
 
 
-@pytest.mark.parametrize("patience,bound", [(600.0, calls.MAX_SERVER_WAIT_S), (20.0, 20.0)])
+@pytest.mark.parametrize("patience,bound", [(600.0, MAX_SERVER_WAIT_S), (20.0, 20.0)])
 def test_a_server_wait_past_the_ceiling_or_the_patience_is_capped_and_said_once(patience, bound, capsys):
     lane = Lane(("http://127.0.0.1/v1", "keyhash", "gpt-4o"))
     lane.patience_s = patience
@@ -153,7 +153,7 @@ def test_a_server_wait_past_the_ceiling_or_the_patience_is_capped_and_said_once(
 
 
 def test_the_wait_is_said_with_where_the_server_said_it():
-    said = calls.server_wait_said(status_error(429, "rate_limit_exceeded", headers={"retry-after": "86400"}))
+    said = server_wait_said(status_error(429, "rate_limit_exceeded", headers={"retry-after": "86400"}))
     assert said == (86400.0, "retry-after")
     reset = status_error(429, "rate_limit_exceeded", headers={"x-ratelimit-reset-tokens": "6m0s"})
-    assert calls.server_wait_said(reset) == (360.0, "x-ratelimit-reset-tokens")
+    assert server_wait_said(reset) == (360.0, "x-ratelimit-reset-tokens")

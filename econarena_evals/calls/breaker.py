@@ -1,0 +1,78 @@
+"""A circuit breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint
+is taken for down, and its calls (waiting or queued) fail at once, one probe every
+``probe_interval_s`` excepted. The breakers of a run belong to the run state (``state.RUN.breakers``).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Optional, Union
+
+from .errors import SeatCallError, is_endpoint_failure
+from .policy import CallPolicy
+from .state import RUN
+
+
+class Breaker:
+    """Consecutive-failure circuit breaker for one player's endpoint.
+
+    When it opens, the calls of that player in flight are failed at once too, and the first probe
+    waits ``probe_interval_s``: otherwise sessions starting while the first failures come in would
+    each wait out a full deadline on a dead endpoint.
+    """
+
+    def __init__(self, threshold: int, probe_interval_s: float) -> None:
+        self.threshold, self.probe_interval_s = threshold, probe_interval_s
+        self._lock = threading.Lock()
+        self._failures = 0
+        self._last_error = ""
+        self._next_probe = 0.0
+        self._waiting: set[tuple[Any, int]] = set()
+
+    def _why(self) -> str:
+        return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
+
+    def admit(self, batch: Any, i: int) -> Optional[str]:
+        """None if call i of the batch may go out (it is then tracked); else why it may not."""
+        with self._lock:
+            if self._failures >= self.threshold:
+                now = time.monotonic()
+                if now < self._next_probe:
+                    return self._why()
+                self._next_probe = now + self.probe_interval_s
+            self._waiting.add((batch, i))
+            return None
+
+    def record(self, batch: Any, i: int, result: Union[str, BaseException]) -> None:
+        ok = not isinstance(result, BaseException)
+        with self._lock:
+            if (batch, i) not in self._waiting:
+                return  # already failed by the breaker opening
+            self._waiting.discard((batch, i))
+            if ok:
+                self._failures = 0
+                return
+            if not is_endpoint_failure(result):  # type: ignore[arg-type]
+                return
+            self._failures += 1
+            self._last_error = f"{type(result).__name__}: {result}"
+            if self._failures != self.threshold:
+                return
+            self._next_probe = time.monotonic() + self.probe_interval_s
+            stranded, self._waiting = self._waiting, set()
+            why = self._why()
+        for other, j in stranded:
+            other.abandon(j, SeatCallError(why))
+
+
+# id(player) -> (player, breaker). The player is kept alive so that its id cannot be reused by a
+
+
+def breaker_for(player: object, policy: CallPolicy) -> Breaker:
+    """The run's breaker for ``player``. Keyed by id(player), the player kept alive with it, so that
+    its id cannot be reused by a new object that would inherit a stale breaker; players are few."""
+    with RUN.lock:
+        entry = RUN.breakers.get(id(player))
+        if entry is None:
+            entry = RUN.breakers[id(player)] = (player, Breaker(policy.breaker_threshold, policy.probe_interval_s))
+        return entry[1]

@@ -1,0 +1,95 @@
+"""The process-wide cap on calls in flight, its FIFO queue, and the worker threads that make the calls.
+
+The only module that starts threads. A call that waits for a slot of
+the cap (``max_concurrency``) waits in the queue and holds nothing: no slot, no thread. Slots are
+handed out in order as calls end, so the wait is bounded by the calls ahead of it, each of which is
+bounded in turn. The run state (``state.RUN``) owns one ``Slots`` and one ``Workers``.
+"""
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+from typing import Any, Callable, Sequence
+
+from .errors import RunStopped
+
+
+class Workers:
+    """Daemon worker threads, reused from call to call; a new one starts only when none is idle.
+
+    Daemon, because a call we stopped waiting for may not return soon (a custom completion fn may
+    block or retry on its own) and must not keep the process alive.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+        self._jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._work, daemon=True, name="econarena-seat-call").start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+
+class Slots:
+    """The cap on calls in flight and the FIFO queue of calls waiting for a slot.
+
+    ``run`` is the run state whose stop fails every queued call at once (``stopped``, ``stop_reason``).
+    A queued item is (its batch, its index there, the call); the batch starts or settles it.
+    """
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self._lock = threading.Lock()
+        self._pending: collections.deque = collections.deque()
+        self.in_flight = 0
+
+    def enqueue(self, items: Sequence[tuple[Any, int, Callable[[], str]]]) -> None:
+        with self._lock:
+            self._pending.extend(items)
+        self.pump()
+
+    def release(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+        self.pump()
+
+    def pump(self) -> None:
+        """Start queued calls while slots are free. The cap is read from each call's own policy.
+        Once the run is stopped, every queued call fails at once instead."""
+        run = self.run
+        while True:
+            with self._lock:
+                stopped = run.stopped.is_set()
+                if not self._pending or (not stopped and self.in_flight >= self._pending[0][0].policy.max_concurrency):
+                    return
+                batch, i, call = self._pending.popleft()
+                if batch.done[i]:
+                    continue
+                if not stopped:
+                    self.in_flight += 1
+            if stopped:
+                batch.settle(i, RunStopped(run.stop_reason or "run stopped"))
+            elif not batch.start(i, call):
+                with self._lock:  # refused by its breaker: the slot goes straight to the next call
+                    self.in_flight -= 1
+
+    def drop(self, batch: Any) -> None:
+        """Forget the queued calls of a batch whose caller has stopped waiting."""
+        with self._lock:
+            self._pending = collections.deque(item for item in self._pending if item[0] is not batch)
