@@ -22,8 +22,9 @@ def final_report(path: Path) -> dict:
 
 def test_a_set_goes_to_its_own_folder_and_a_second_run_keeps_every_log(tmp_path):
     out = tmp_path / "gpt-x run"
-    proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "2"],
-                   base_env())
+    proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "2",
+                    "--price-in", "2.5", "--price-out", "10"], base_env())
+    assert "tokens used" in proc.stdout  # the prices went to the summary, not to oaieval
     logs = sorted((out / "econarena_nash").glob("*.jsonl"))
     assert [p.stem for p in logs] == sorted(SET)
     assert all(final_report(p)["sessions"] == 2 for p in logs)
