@@ -91,6 +91,12 @@ def base_env(source: bool = True) -> dict[str, str]:
 ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.run.exit_status)
 
 
+def dead_endpoint(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with evals' OpenAI fns pointed at a port nothing listens on, with a key: every
+    session errors after its retries (no key at all stops the run at the first call instead)."""
+    return {**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}
+
+
 def run_cli(args: list[str], env: dict[str, str], cwd: Optional[Path] = None, timeout: float = 300,
             returncode: "int | tuple[int, ...]" = 0):
     proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)

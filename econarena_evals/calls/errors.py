@@ -132,6 +132,9 @@ def fatal_cause(exc: BaseException) -> Optional[str]:
 
 def fatal(exc: BaseException) -> Optional[tuple[str, str]]:
     """(the stop's word in the log and the summary's status, the line for the user), or None."""
+    if _no_key(exc):
+        return "key", ("no API key was given (export OPENAI_API_KEY, or give api_key in --completion_args), "
+                       "then resume")
     status = status_of(exc)
     if status is None or status in OVERLOADED:
         return None
@@ -156,6 +159,18 @@ def fatal(exc: BaseException) -> Optional[tuple[str, str]]:
         return "context", (f"a prompt is too long for the model's context (400 {code}): use a model with a longer "
                            "context, or lower max_tokens")
     return None
+
+
+def _no_key(exc: BaseException) -> bool:
+    """The openai client refusing to build without a key: every call would fail the same way, before
+    any request (``Missing credentials`` in openai 3, ``The api_key client option must be set`` in 1-2)."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai is a dependency
+        return False
+    text = str(exc)
+    return (type(exc) is openai.OpenAIError
+            and ("Missing credentials" in text or "api_key client option must be set" in text))
 
 
 def _fatal_429(body: Mapping[str, Any], code: str, message: str) -> Optional[tuple[str, str]]:

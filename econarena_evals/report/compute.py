@@ -94,7 +94,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
             metrics[m] = {"mean": round(math.fsum(values) / len(values), 12) if values else None,
                           "ci95": list(metric_interval(values, c.column, c.player, m)) if values else None}
         result["conditions"].append({
-            "player": c.player, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
+            "player": c.player, "key": c.key, "column": c.column, "cell": c.cell, "log": str(c.log), "group": c.group,
             "finished": c.finished, "status": c.chosen.status if c.chosen else ("finished" if c.finished else "partial"),
             "sessions": len(c.sessions), "errored_sessions": c.errored,
             "rule_break_rate": c.rule_breaks / c.seats if c.seats else None,

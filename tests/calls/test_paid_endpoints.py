@@ -98,6 +98,24 @@ def test_a_refused_key_stops_the_run_with_one_line(tmp_path):
     assert sum(line.startswith("econarena: stopped:") for line in proc.stderr.splitlines()) == 1
 
 
+# evals' own fn wants a key whatever the endpoint; econarena/chat only for the OpenAI API (a local
+# server needs none), which it would reach here with no OPENAI_BASE_URL: refused before connecting
+@pytest.mark.parametrize("fn,local", [("gpt-4", True), ("econarena/chat:gpt-4o", False)])
+def test_no_api_key_stops_the_run_with_one_line_before_any_request(tmp_path, fn, local):
+    server = OpenAIServer(scripted, models=("gpt-4",)).start()
+    env = base_env() | ({"OPENAI_BASE_URL": server.base_url} if local else {})  # and no OPENAI_API_KEY
+    try:
+        proc = subprocess.run([cli("oaieval"), fn, "econarena.beauty_L", "--max_samples", "2",
+                               "--record_path", str(tmp_path / "log.jsonl")], env=env, capture_output=True,
+                              text=True, timeout=300)
+    finally:
+        server.stop()
+    assert proc.returncode == 4, proc.stderr[-2000:]
+    stops = [line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped:")]
+    assert len(stops) == 1 and "no API key was given" in stops[0]
+    assert server.requests == []  # the client refused to build: nothing was sent
+
+
 def test_azure_openai_through_the_chat_fn(tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), azure_key="azure-secret").start()
     root = server.base_url[: -len("/v1")]

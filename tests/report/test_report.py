@@ -10,7 +10,7 @@ import pytest
 
 from econarena_evals.log.evallog import read_log
 
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, dead_endpoint, run_cli
 
 # matplotlib's default colour cycle, in order; the human reference line is black
 CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
@@ -27,9 +27,9 @@ def logs(tmp_path_factory) -> Path:
                      "--record_path", str(d / f"{player.split('/')[1]}_{cell}.jsonl"), "--max_samples", "6"], env)
     run_cli([cli("oaieval"), "econarena/level1,econarena/human", "econarena.beauty_hist", "--registry_path",
              str(REGISTRY), "--record_path", str(d / "arena.jsonl"), "--max_samples", "5"], env)
-    # every session errors: evals' gpt-4 fn with no API key
+    # every session errors: evals' gpt-4 fn against a dead endpoint
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored.jsonl"), "--max_samples", "2"], env, returncode=ERRORED)
+             "--record_path", str(d / "errored.jsonl"), "--max_samples", "2"], dead_endpoint(env), returncode=ERRORED)
     # a run cut short: a log up to its third finished session, with no final report
     full = d / "level2_full.jsonl"
     run_cli([cli("oaieval"), "econarena/level2", "econarena.beauty_hist", "--registry_path", str(REGISTRY),
@@ -75,9 +75,9 @@ def test_numbers_match_each_logs_final_report(logs, report):
         log = read_log(Path(cond["log"]))
         if log.final_report is None:
             continue
-        i = log.players.index(cond["player"])
+        i = log.players.index(cond["key"])  # the label may add the endpoint
         for metric, figure in cond["metrics"].items():
-            expected = log.final_report[metric if i == 0 else f"{metric}/{cond['player']}"]
+            expected = log.final_report[metric if i == 0 else f"{metric}/{cond['key']}"]
             if expected is None:
                 assert figure["mean"] is None
             else:
@@ -101,7 +101,7 @@ def test_markdown_has_the_leaderboard_component_tables_and_error_table(report):
         assert heading in md
     assert "| econarena/nash | 0.840 [0.840, 0.840] | 0.840 [0.840, 0.840] |" in md.replace(" |  |", " |")
     assert "beauty_hist (vs econarena/human)" in md
-    assert "| gpt-4 | beauty_L | 0 | **2** |" in md
+    assert "| gpt-4 @ 127.0.0.1:9 | beauty_L | 0 | **2** |" in md
     assert md.index("**2 errored session(s)**") < md.index("## Leaderboard")  # said before anything else
 
 

@@ -20,7 +20,7 @@ from econarena_evals.games import read_prompt
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.transcripts import read_calls
 
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, dead_endpoint, run_cli
 
 CLI_SECRET = "sk-live-CLIsecret0123456789"
 ENV_SECRET = "sk-env-ENVsecret0123456789"
@@ -50,9 +50,9 @@ def logs(tmp_path_factory, server) -> Path:
     run_cli([cli("oaieval"), SCRIPTED, "econarena.beauty_L", "--registry_path", str(REGISTRY),
              "--completion_args", f"api_key={CLI_SECRET}", "--record_path", str(d / "scripted.jsonl"),
              "--max_samples", "4"], model_env)
-    # every session errors: evals' gpt-4 fn with no API key
+    # every session errors: evals' gpt-4 fn against a dead endpoint
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored.jsonl"), "--max_samples", "1"], env, returncode=ERRORED)
+             "--record_path", str(d / "errored.jsonl"), "--max_samples", "1"], dead_endpoint(env), returncode=ERRORED)
     return d
 
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, dead_endpoint, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -19,9 +19,9 @@ def logs(tmp_path_factory):
     run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
              "--record_path", str(d / "clean/b.jsonl"), "--max_samples", "2", "--extra_eval_params",
              "temperature=0"], env)
-    # every session errors: evals' gpt-4 fn with no API key
+    # every session errors: evals' gpt-4 fn against a dead endpoint
     run_cli([cli("oaieval"), "gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
-             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], env, returncode=ERRORED)
+             "--record_path", str(d / "errored/c.jsonl"), "--max_samples", "2"], dead_endpoint(env), returncode=ERRORED)
     return d
 
 
@@ -42,7 +42,7 @@ def test_conditions_get_their_own_rows_and_strict_passes_a_clean_run(logs):
 def test_errored_sessions_are_shown_and_strict_fails(logs):
     loose = summary(logs)
     assert loose.returncode == 0
-    assert "!! gpt-4 in beauty_L" in loose.stdout and "2 errored session(s); first:" in loose.stdout
+    assert "!! gpt-4 @ 127.0.0.1:9 in beauty_L" in loose.stdout and "2 errored session(s); first:" in loose.stdout
     strict = summary(logs, "--strict")
     assert strict.returncode == 1 and "1 log(s) with errored or missing sessions" in strict.stderr
 
