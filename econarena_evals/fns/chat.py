@@ -146,6 +146,9 @@ class ChatCompletionFn(CompletionFn):
         azure_endpoint: Optional[str] = None,
         azure_deployment: Optional[str] = None,
         api_version: Optional[str] = None,
+        batch: Any = "no",
+        batch_poll_s: Optional[float] = None,
+        batch_fallback: Any = "no",
         registry: Any = None,
         **extra_options: Any,
     ) -> None:
@@ -195,6 +198,15 @@ class ChatCompletionFn(CompletionFn):
             raise ValueError(f"extra_headers must be a JSON object of header names and values, got {headers!r}")
         self.extra_headers = {str(k): str(v) for k, v in headers.items()}
         self.extra_options = extra_options
+        # Batch mode (docs/batch.md): the eval sends this fn's seat calls through the endpoint's
+        # batch API, a wave of every session at a time; the fn itself still answers synchronously.
+        self.batch = bool(_flag(batch))
+        if self.batch and self.azure:
+            raise ValueError("batch=yes: econarena/chat's batch mode speaks OpenAI's /v1/batches; "
+                             "Azure OpenAI's batch deployments are not supported")
+        poll = check_values({"batch_poll_s": batch_poll_s})["batch_poll_s"]
+        self.batch_poll_s = 60.0 if poll is None else float(poll)  # the longest pause between two looks
+        self.batch_fallback = bool(_flag(batch_fallback))  # lines no batch answered go synchronously
 
     def request(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
         """The body of the chat completions request for these messages and eval kwargs."""
@@ -248,6 +260,26 @@ class ChatCompletionFn(CompletionFn):
                 self.reasoning = True
             raise RetryNow(f"{self.model} refused temperature/max_tokens; asking again as a reasoning model") from exc
 
+    def batch_request(self, prompt: Any, **kwargs: Any) -> tuple[list[dict[str, str]], dict[str, Any]]:
+        """(messages, body): the body is exactly what ``__call__`` would send for this prompt."""
+        for transport_only in ("request_timeout_s", "connect_timeout_s"):
+            kwargs.pop(transport_only, None)
+        messages = chat_messages(prompt)
+        return messages, self.request(messages, **kwargs)
+
+    def answer(self, messages: list[dict[str, str]], response: Any, **recorded: Any) -> ChatResult:
+        """The reply of a parsed chat completion, recorded as a ``sampling`` event: the same whether
+        the response came by a request of its own or from a batch's output file."""
+        text, finish = reply_of(response)
+        usage = flatten_usage(response.usage) if getattr(response, "usage", None) is not None else None
+        extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
+        extra["finish_reason"] = finish
+        model = getattr(response, "model", None)
+        if model and model != self.model:
+            extra["requested_model"] = self.model  # a server that answers any name says which model it ran
+        record_sampling(prompt=messages, sampled=[text], model=model or self.model, **extra, **recorded)
+        return ChatResult(text, response)
+
     def __call__(self, prompt: Any, **kwargs: Any) -> ChatResult:
         messages = chat_messages(prompt)
         # The eval passes its timeouts (``calls.policy.request_timeout``: a healthy server's queue may be
@@ -257,12 +289,4 @@ class ChatCompletionFn(CompletionFn):
         connect_s = kwargs.pop("connect_timeout_s", None)
         client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure,
                                None if connect_s is None else float(connect_s))
-        response = self._create(client, messages, kwargs)
-        text, finish = reply_of(response)
-        usage = flatten_usage(response.usage) if response.usage is not None else None
-        extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
-        extra["finish_reason"] = finish
-        if response.model and response.model != self.model:
-            extra["requested_model"] = self.model  # a server that answers any name says which model it ran
-        record_sampling(prompt=messages, sampled=[text], model=response.model or self.model, **extra)
-        return ChatResult(text, response)
+        return self.answer(messages, self._create(client, messages, kwargs))

@@ -60,6 +60,7 @@ NUMERIC_ARGS: dict[str, tuple[Optional[float], Optional[float], bool, bool]] = {
     "max_completion_tokens": (1, None, True, False),
     "max_retries": (0, None, True, False),
     "request_timeout_s": (0, None, False, True),
+    "batch_poll_s": (0, None, False, True),
 }
 
 

@@ -19,7 +19,11 @@ PLAYERS_SAMPLE_ID = "econarena.players"  # the players event belongs to no sessi
 STOP_EVENT = "econarena_stop"  # the run stopped early (quota, signal, full disk) and why
 UNRECORDABLE_EVENT = "econarena_unrecordable"  # an event that could not be written as it was
 PLAN_EVENT = "econarena_plan"  # what the run's plan line estimated before the first call
-EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT, PLAN_EVENT)
+# a batch of seat calls uploaded, submitted, re-attached to or ended (batch mode), under this sample id
+BATCH_EVENT = "econarena_batch"
+EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT, PLAN_EVENT, BATCH_EVENT)
+# data["batch_id"] of a sampling event: the batch that answered the seat call (batch mode only)
+BATCH_ID = "batch_id"
 
 # data[SEAT_TAG] of a sampling event: {cell, session, run, seat, player}, the seat call it answered
 SEAT_TAG = "econarena"

@@ -20,6 +20,7 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
+from ..calls.batches import Answer, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion
 from ..calls.state import RUN, stop_run, wait_in_flight
@@ -29,13 +30,18 @@ from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
 from ..core.redact import redact_text
 from ..core.sessions import Session, history_window, seat_players, waves
+from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
+from ..fns.batch_api import batch_api, batch_line, parsed
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
 from ..integration.recorder import edit_events, write_events_quickly
+from ..integration.threads import threads_for
 from ..log.format import (
+    BATCH_EVENT,
+    BATCH_ID,
     EVAL_RECORDER,
     PLAN_EVENT,
     PLAYERS_EVENT,
@@ -142,6 +148,7 @@ class EconArena(evals.Eval):
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
         self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
         self._kept_lock = threading.Lock()
+        self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
 
     # ---- the shell around the pure core ----
 
@@ -200,9 +207,13 @@ class EconArena(evals.Eval):
 
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
                             pace_line=pace_line)
+        self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
+        if self._waves is not None:
+            print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
         restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
-            with progress:
+            # batch mode: every session in play at once, so that a wave of all of them is one batch
+            with progress, threads_for(len(to_play) if self._waves else 0):
                 results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
             word, code, said = exit_status.interruption(exc)
@@ -241,6 +252,24 @@ class EconArena(evals.Eval):
             print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
                   f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
         return report
+
+    def _batch_waves(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[Waves]:
+        """The waves of batch calls, if any player is in batch mode; each batch is in the log at once."""
+        apis = [fn for _, fn in self.roster if batch_api(fn) is not None]
+        if not apis:
+            return None
+        lock = threading.Lock()
+
+        def record(data: dict[str, Any]) -> None:
+            with lock:  # on disk before the next step: a resume must find every batch submitted
+                recorder.record_event(BATCH_EVENT, {"cell": self.cell_name, **data}, sample_id=BATCH_EVENT)
+                durable(recorder)
+
+        def say(line: str) -> None:
+            print(redact_text(line), file=sys.stderr, flush=True)
+
+        return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
+                     adopted=adopted)
 
     def _kept_call(self, session: int, run: int, seat: int) -> bool:
         """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
@@ -315,6 +344,8 @@ class EconArena(evals.Eval):
             logger.exception("session %s failed", session.index)
             state.error = f"{type(exc).__name__}: {exc}"
 
+        if self._waves is not None:
+            self._waves.leave()  # the next wave need not wait for this session
         result: SessionResult = None
         if state.error is None:
             runs = [state.outcomes[r] for r in range(self.cell.runs)]
@@ -328,6 +359,7 @@ class EconArena(evals.Eval):
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
         calls, keys, lanes, costs = [], [], [], []
+        batched: list[tuple[CompletionFn, list[dict[str, str]], int, dict[str, Any]]] = []
         finish = state.finish
         reused: dict[tuple[int, int], str] = {}
         part = self.resumed_runs.get(state.session.index)
@@ -347,7 +379,11 @@ class EconArena(evals.Eval):
                         continue
                 tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
                        "player": state.seat_names[seat - 1]}
-                calls.append((fn, self._seat_call(fn, prompt, self._call_seed(state, run, seat), tag, finish)))
+                seed = self._call_seed(state, run, seat)
+                if self._waves is not None and batch_api(fn) is not None:
+                    batched.append((fn, prompt, seed, tag))
+                    continue
+                calls.append((fn, self._seat_call(fn, prompt, seed, tag, finish)))
                 keys.append((run, seat))
                 lanes.append(self._lane(fn))
                 # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
@@ -359,6 +395,8 @@ class EconArena(evals.Eval):
             self._count_kept(calls=len(reused))
             durable()
         replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
+        if batched:
+            replies.update(self._batch_calls(state, batched))
         for run in wave:
             answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
             failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
@@ -378,20 +416,61 @@ class EconArena(evals.Eval):
                 seat["finish_reason"] = finish.get((run, seat["seat"]))
             evals.record.record_event(RUN_EVENT, event)
 
+    def _batch_calls(self, state: _SessionState, batched: Sequence[tuple[CompletionFn, list[dict[str, str]], int,
+                                                                          dict[str, Any]]]) -> dict[tuple[int, int], Any]:
+        """Seat calls of players in batch mode: put in the current wave, then each answer recorded as
+        the synchronous path records it, in the call's own context (its seat tag); (run, seat) -> reply."""
+        assert self._waves is not None
+        lines, sent = [], []
+        for fn, prompt, seed, tag in batched:
+            kwargs = self._call_kwargs(seed)
+            name = f"{self.name.split('.')[0]}.{self.cell_name}.{tag['session']}/run{tag['run']}/seat{tag['seat']}"
+            messages, line = batch_line(fn, prompt, name, **kwargs)
+            lines.append((batch_api(fn), line))
+            sent.append(messages)
+        replies: dict[tuple[int, int], Any] = {}
+        fallback = []
+        for (fn, prompt, seed, tag), messages, result in zip(batched, sent, self._waves.call(lines)):
+            key = (tag["run"], tag["seat"])
+            if isinstance(result, Answer):
+                def send(_prompt: Any, _messages=messages, _fn=fn, _answer=result, **_kwargs: Any) -> Any:
+                    return _fn.answer(_messages, parsed(_answer.body), **{BATCH_ID: _answer.batch_id})
+
+                call = self._seat_call(fn, prompt, seed, tag, state.finish, send=send)
+                try:
+                    replies[key] = contextvars.copy_context().run(call)
+                except Exception as exc:  # noqa: BLE001 - a reply that is no completion: the call failed
+                    replies[key] = exc
+            elif isinstance(result, LineFailed) and result.transient and getattr(fn, "batch_fallback", False):
+                fallback.append((key, fn, self._seat_call(fn, prompt, seed, tag, state.finish)))
+            else:
+                replies[key] = result
+        if fallback:  # the user allowed the lines no batch answered to go synchronously
+            answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
+                               [self._lane(fn) for _, fn, _ in fallback])
+            replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
+        return replies
+
     def _lane(self, fn: CompletionFn) -> Any:
         """What shares a rate limit with ``fn``'s requests, worked out once per fn (it hashes the key)."""
         if id(fn) not in self._lanes:
             self._lanes[id(fn)] = lane_key(fn) or ("player", id(fn))
         return self._lanes[id(fn)]
 
-    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
-                   finish: dict[tuple[int, int], Optional[str]]):
+    def _call_kwargs(self, seed: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(self.sampling_kwargs)
         if self.pass_seed:
             kwargs["seed"] = seed
-        if id(fn) not in self._sends:  # the same for every call of fn: made once
-            self._sends[id(fn)] = single_try(fn, self.policy.call_timeout_s)
-        send = self._sends[id(fn)]
+        return kwargs
+
+    def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
+                   finish: dict[tuple[int, int], Optional[str]], send: Optional[Any] = None):
+        """The seat call as one try: ``send`` (default: ``fn`` by a request of its own) answers it."""
+        kwargs = self._call_kwargs(seed)
+        if send is None:
+            if id(fn) not in self._sends:  # the same for every call of fn: made once
+                self._sends[id(fn)] = single_try(fn, self.policy.call_timeout_s)
+            send = self._sends[id(fn)]
 
         def call() -> str:
             seat_call = {"tag": tag, "recorded": 0}

@@ -23,9 +23,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import yaml
 
+from ..calls.batches import MAX_LINES
 from ..core.argvalues import packaged_registries
 from ..core.prompts import PastRun, prompt_text
-from ..core.sessions import CellConfig, Session, history_window
+from ..core.sessions import CellConfig, Session, history_window, waves
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
@@ -80,11 +81,22 @@ class Estimate:
     completion_reserved: int
     counted: str  # how prompt tokens were counted
     kept: int = 0  # seat calls a resumed run takes from its log instead of sending (not in ``calls``)
+    # batch mode: the waves that go one after another (one per run with history, else one), and
+    # the batches they make (a wave over the API's limit of lines per batch is cut in several)
+    waves: int = 0
+    batches: int = 0
 
     def __add__(self, other: "Estimate") -> "Estimate":
         return Estimate(self.sessions + other.sessions, self.calls + other.calls,
                         self.prompt_tokens + other.prompt_tokens,
-                        self.completion_reserved + other.completion_reserved, self.counted, self.kept + other.kept)
+                        self.completion_reserved + other.completion_reserved, self.counted, self.kept + other.kept,
+                        self.waves + other.waves, self.batches + other.batches)  # a set's evals run in turn
+
+    def batch_line(self) -> str:
+        """What batch mode means for this run: how many batches, and how many waits in turn."""
+        turns = "one wait" if self.waves == 1 else f"{self.waves} waits one after another"
+        return (f"by batch: {self.batches:,} batch(es) in {self.waves} wave(s), {turns} for a batch to end "
+                "(the API allows each up to 24 h)")
 
     def minutes_at(self, rpm: Optional[float], tpm: Optional[float]) -> Optional[float]:
         """The fewest minutes the run can take at these limits (None if neither is known)."""
@@ -127,7 +139,10 @@ def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional
                 messages = game.seat_prompt(cell, session, run, seat, past)
                 tokens += count(prompt_text(messages)) + MESSAGE_OVERHEAD * len(messages) + 3
                 calls += 1
-    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped)
+    wave_runs = waves(cell.runs, cell.history_runs)
+    per_wave = calls / len(wave_runs) if wave_runs else 0  # sessions of a wave go in one batch
+    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped, len(wave_runs),
+                    len(wave_runs) * max(1, math.ceil(per_wave / MAX_LINES)) if calls else 0)
 
 
 # ---- econarena-plan: the same for evals named in the registry, without any call ----
@@ -177,7 +192,8 @@ def evals_of(name: str) -> list[str]:
 # as the plan's line says.
 OPTION_DOMAINS = (("--max_samples", "max_samples", 1, False), ("--max_tokens", "max_tokens", 0, False),
                   ("--rpm", "rpm", 0, False), ("--tpm", "tpm", 0, False),
-                  ("--price-in", "price_in", 0, False), ("--price-out", "price_out", 0, False))
+                  ("--price-in", "price_in", 0, False), ("--price-out", "price_out", 0, False),
+                  ("--batch-discount", "batch_discount", 0, False))
 
 
 def option_problem(args: argparse.Namespace) -> Optional[str]:
@@ -201,8 +217,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--tpm", type=float, default=None, help="your tokens-per-minute limit (0: none)")
     parser.add_argument("--price-in", type=float, default=None, help="price per million prompt tokens")
     parser.add_argument("--price-out", type=float, default=None, help="price per million completion tokens")
+    parser.add_argument("--batch", action="store_true",
+                        help="the calls go by the batch API (econarena/chat batch=yes): batches and waves")
+    parser.add_argument("--batch-discount", type=float, default=None,
+                        help="with --batch: the share of the price a batch call pays, e.g. 0.5 (no table is shipped)")
     args = parser.parse_args(argv)
     refused = option_problem(args)
+    if refused is None and args.batch_discount is not None and (not args.batch or args.batch_discount > 1):
+        refused = (f"--batch-discount is the share of the price a batch call pays (0 to 1), got {args.batch_discount:g}"
+                   if args.batch else "--batch-discount goes with --batch")
     if refused:
         print(f"econarena-plan: {refused}", file=sys.stderr)
         return 2
@@ -221,13 +244,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     assert total is not None
     if len(names) > 1:
         print(f"total: {total.line()}")
+    if args.batch:
+        print(total.batch_line())
     minutes = total.minutes_at(args.rpm, args.tpm)
     if minutes is not None:
         print(f"at {args.rpm or 0:g} requests/min and {args.tpm or 0:g} tokens/min (0: no limit): at least {minutes:.1f} min")
     if args.price_in is not None or args.price_out is not None:
-        cost_in = total.prompt_tokens * (args.price_in or 0) / 1e6
-        cost_out = total.completion_reserved * (args.price_out or 0) / 1e6
-        print(f"cost: prompts ~{cost_in:.2f}; completions at most {cost_out:.2f} (if every reply used max_tokens); "
+        share = args.batch_discount if args.batch and args.batch_discount is not None else 1.0
+        cost_in = total.prompt_tokens * (args.price_in or 0) / 1e6 * share
+        cost_out = total.completion_reserved * (args.price_out or 0) / 1e6 * share
+        at = f" at {share:g} of the prices given (the batch discount)" if share != 1.0 else ""
+        print(f"cost: prompts ~{cost_in:.2f}; completions at most {cost_out:.2f} (if every reply used max_tokens){at}; "
               f"in the currency of the prices given")
     return 0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..games import read_prompt
-from ..log.format import RUN_EVENT, SEAT_TAG, SESSION_EVENT, player_metrics
+from ..log.format import BATCH_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, player_metrics
 from ..log.jsonl import Reading, iter_rows
 from .conditions import condition_of, differences
 
@@ -66,6 +66,9 @@ class Plan:
     replay: list[int] = field(default_factory=list)  # sessions the old log started but did not finish
     parts: dict[int, PartSession] = field(default_factory=dict)  # their finished runs, by session index
     torn_lines: int = 0
+    # custom_id -> {batch_id, input_file_id} of each batch line the log says was sent (batch mode):
+    # waited for in that batch again instead of being sent anew
+    batches: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def kept_runs(self) -> int:
@@ -142,7 +145,7 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     by_sample: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_sample.setdefault(str(row["sample_id"]), []).append(row)
-    out = Plan(source=str(source), torn_lines=torn)
+    out = Plan(source=str(source), torn_lines=torn, batches=sent_in_batches(rows))
     for sample_id, events in by_sample.items():
         sessions = [r["data"] for r in events if r["type"] == SESSION_EVENT]
         run_events = [r["data"] for r in events if r["type"] == RUN_EVENT]
@@ -175,6 +178,20 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     for index in set(out.parts) - set(out.replay):
         del out.parts[index]
     return out
+
+
+def sent_in_batches(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """custom_id -> where the log says it went: the input file uploaded, then the batch made of it
+    (a later record of the same line wins: a retry in a new batch, or a re-attach)."""
+    sent: dict[str, dict[str, str]] = {}
+    for row in rows:
+        data = row.get("data")
+        if row.get("type") != BATCH_EVENT or not isinstance(data, Mapping) or not isinstance(data.get("custom_ids"), list):
+            continue
+        where = {k: str(data[k]) for k in ("batch_id", "input_file_id") if data.get(k)}
+        for custom_id in data["custom_ids"]:
+            sent[str(custom_id)] = where
+    return sent
 
 
 def _seat_call_run(data: Mapping[str, Any]) -> Optional[int]:

@@ -1,0 +1,372 @@
+"""Seat calls by a provider's batch API: one batch per wave of every session, waited for, retried, re-attached.
+
+A batch API (OpenAI's ``/v1/batches``, and the gateways that copy it) bills about half the price
+and has limits of its own, but answers within a window of hours, not seconds. So the calls are not
+sent one by one: every session puts its wave's calls into ``Waves.call`` and waits, and once every
+session still playing waits (or none came for ``LINGER_S``), the wave goes as one batch per
+endpoint, or as few as the API's size limits allow. A cell without history is one wave, so one
+batch; a cell with history is one wave per run, since run k's prompts need run k-1's outcomes.
+
+Nothing is paid twice: each batch's input file and then its id are recorded (``record``) before
+any wait, and a resumed run passes the log's custom_id -> batch map as ``adopted``: lines already
+in a batch are waited for there, a batch that finished while nobody waited is used as it is. A
+custom_id names the seat call and hashes its request, so a line is only ever taken for the very
+request it answered.
+
+Lines the batch did not answer (an expired or cancelled batch, a failed validation, lines in the
+error file with a status a retry may cure) go again in a later batch, at most ``max_attempts``
+batches per line; then the call fails with ``LineFailed`` and its session errors (or the eval
+sends it synchronously, if the user allowed it). Stopping the run (Ctrl-C, SIGTERM) stops waiting,
+not the batches: they are paid for, and the resume takes their results.
+
+Rule of the folder: no evals, no HTTP client; ``BatchAPI`` is what ``fns`` implements.
+"""
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Union
+
+from .errors import RunStopped, SeatCallError, fatal, is_transient
+from .policy import CallPolicy
+from .state import RUN, stop_run
+
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+MAX_LINES = 50_000  # OpenAI's limit of requests per batch
+MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB limit per input file
+LINGER_S = 2.0  # a wave goes once no session has added a call for this long, whoever still plays
+FIRST_POLL_S = 1.0  # polls start fast (a small batch may finish in seconds) and double up to poll_s
+
+
+@dataclass(frozen=True)
+class Line:
+    custom_id: str
+    body: dict[str, Any]
+
+
+@dataclass
+class Status:
+    """What the API says of a batch (its ``request_counts`` flattened)."""
+
+    id: str
+    status: str
+    total: int = 0
+    completed: int = 0
+    failed: int = 0
+    output_file_id: Optional[str] = None
+    error_file_id: Optional[str] = None
+    errors: str = ""  # why validation failed, if it did
+
+
+class LineFailed(Exception):
+    """A batch line that got no answer: ``status_code`` None if it was never run, and whether a
+    later batch may cure it (a 400 would fail the same way every time)."""
+
+    def __init__(self, message: str, status_code: Optional[int] = None, transient: bool = True) -> None:
+        super().__init__(message)
+        self.status_code, self.transient = status_code, transient
+
+
+class BatchAPI(Protocol):
+    label: str  # which endpoint, for progress lines and the log
+
+    def upload(self, data: bytes) -> str: ...  # -> the input file's id
+
+    def create(self, file_id: str, metadata: Mapping[str, str]) -> str: ...  # -> the batch's id
+
+    def retrieve(self, batch_id: str) -> Status: ...
+
+    def download(self, file_id: str) -> bytes: ...
+
+    def find(self, file_id: str) -> Optional[str]: ...  # the batch made of this input file, if listed
+
+
+@dataclass
+class Answer:
+    """A line's result: the response body, and the batch that answered it."""
+
+    body: dict[str, Any]
+    batch_id: str
+
+
+Result = Union[Answer, BaseException]
+
+
+def jsonl(lines: Sequence[Line], endpoint: str) -> bytes:
+    return b"".join(json.dumps({"custom_id": line.custom_id, "method": "POST", "url": endpoint,
+                                "body": line.body}, ensure_ascii=False).encode("utf-8") + b"\n"
+                    for line in lines)
+
+
+def chunks(lines: Sequence[Line], endpoint: str) -> list[range]:
+    """Where to cut the lines into batches within the API's limits of lines and bytes per input file."""
+    cuts: list[range] = []
+    start = size = 0
+    for i, line in enumerate(lines):
+        n = len(jsonl([line], endpoint))
+        if i > start and (i - start >= MAX_LINES or size + n > MAX_BYTES):
+            cuts.append(range(start, i))
+            start, size = i, 0
+        size += n
+    if start < len(lines):
+        cuts.append(range(start, len(lines)))
+    return cuts
+
+
+def read_results(data: bytes, batch_id: str) -> dict[str, Result]:
+    """custom_id -> the answer or why there is none, from an output or error file's lines."""
+    results: dict[str, Result] = {}
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw.decode("utf-8", "replace"))  # the API side escapes bytes that are not UTF-8
+            custom_id = str(row["custom_id"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line we cannot tell the call of: that call is sent again
+        response, error = row.get("response") or {}, row.get("error")
+        code = response.get("status_code") if isinstance(response, dict) else None
+        if code == 200 and isinstance(response.get("body"), dict):
+            results[custom_id] = Answer(response["body"], batch_id)
+            continue
+        message = ""
+        if isinstance(error, dict):
+            message = f"{error.get('code') or ''}: {error.get('message') or ''}".strip(": ")
+        body = response.get("body") if isinstance(response, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            message = message or str(body["error"].get("message") or body["error"])
+        transient = code is None or code in (408, 409, 429) or code >= 500
+        results[custom_id] = LineFailed(f"batch {batch_id}: line {custom_id}: HTTP {code}: {message}" if code
+                                        else f"batch {batch_id}: line {custom_id}: {message or 'not run'}",
+                                        code, transient)
+    return results
+
+
+@dataclass
+class _Slot:
+    api: BatchAPI
+    line: Line
+    result: Optional[Result] = None
+    tries: int = 0
+
+
+@dataclass
+class _Wave:
+    slots: list[_Slot] = field(default_factory=list)
+
+
+class Waves:
+    """The batch calls of one run of the eval: collected into waves across sessions, sent, waited for."""
+
+    def __init__(self, sessions: int, policy: CallPolicy, poll_s: float, endpoint: str,
+                 record: Callable[[dict[str, Any]], None], say: Callable[[str], None],
+                 adopted: Optional[Mapping[str, Mapping[str, str]]] = None,
+                 linger_s: float = LINGER_S) -> None:
+        self.sessions, self.policy, self.poll_s, self.endpoint = sessions, policy, poll_s, endpoint
+        self.record, self.say, self.linger_s = record, say, linger_s
+        # custom_id -> {"batch_id": ..., "input_file_id": ...} from the log resumed from
+        self.adopted = dict(adopted or {})
+        self.cond = threading.Condition()
+        self.pending: list[_Slot] = []
+        self.waiting = 0  # sessions inside call()
+        self.left = 0  # sessions that will call no more
+        self.last_added = time.monotonic()
+        self.waves = 0
+        self.batches: list[str] = []  # every batch id this run submitted or attached to
+
+    # ---- the sessions' side ----
+
+    def call(self, items: Sequence[tuple[BatchAPI, Line]]) -> list[Result]:
+        """Put these calls in the current wave and wait for their results (never raises for a line)."""
+        if RUN.stopped.is_set():
+            return [RunStopped(RUN.stop_reason or "run stopped") for _ in items]
+        slots = [_Slot(api, line) for api, line in items]
+        with self.cond:
+            self.pending.extend(slots)
+            self.waiting += 1
+            self.last_added = time.monotonic()
+            self._close_if_ready()
+            try:
+                while any(s.result is None for s in slots):
+                    if RUN.stopped.is_set():
+                        break
+                    if self.pending and time.monotonic() - self.last_added >= self.linger_s:
+                        self._close()  # some session is slow to come (a sync opponent, few threads)
+                    self.cond.wait(min(0.5, self.linger_s))
+            finally:
+                self.waiting -= 1
+        stopped = RunStopped(RUN.stop_reason or "run stopped")
+        return [s.result if s.result is not None else stopped for s in slots]
+
+    def leave(self) -> None:
+        """A session is done (finished or errored): the wave need not wait for it."""
+        with self.cond:
+            self.left += 1
+            self._close_if_ready()
+
+    def _close_if_ready(self) -> None:
+        if self.pending and self.waiting + self.left >= self.sessions:
+            self._close()
+
+    def _close(self) -> None:
+        wave, self.pending = _Wave(self.pending), []
+        self.waves += 1
+        threading.Thread(target=self._send_wave, args=(wave, self.waves), daemon=True,
+                         name=f"econarena-batch-wave-{self.waves}").start()
+
+    def _settle(self, slot: _Slot, result: Result) -> None:
+        with self.cond:
+            if slot.result is None:
+                slot.result = result
+            self.cond.notify_all()
+
+    # ---- the wave's side: one thread per wave ----
+
+    def _send_wave(self, wave: _Wave, number: int) -> None:
+        by_api: dict[int, list[_Slot]] = {}
+        for slot in wave.slots:
+            by_api.setdefault(id(slot.api), []).append(slot)
+        for slots in by_api.values():
+            try:
+                self._send(slots, number)
+            except Exception as exc:  # noqa: BLE001 - a failure of ours must fail the calls, not hang them
+                for slot in slots:
+                    self._settle(slot, SeatCallError(f"batch wave {number}: {type(exc).__name__}: {exc}"))
+
+    def _send(self, slots: list[_Slot], number: int) -> None:
+        api = slots[0].api
+        todo = slots
+        while todo and not RUN.stopped.is_set():
+            attached: dict[str, list[_Slot]] = {}
+            fresh: list[_Slot] = []
+            for slot in todo:
+                slot.tries += 1
+                known = self.adopted.pop(slot.line.custom_id, None)  # adopted once: a retry is a new batch
+                batch_id = known and (known.get("batch_id") or self._found(api, known.get("input_file_id")))
+                if batch_id:
+                    attached.setdefault(batch_id, []).append(slot)
+                else:
+                    fresh.append(slot)
+            batches: dict[str, list[_Slot]] = {}
+            for batch_id, group in attached.items():
+                self.record({"status": "attached", "batch_id": batch_id, "endpoint": api.label, "wave": number,
+                             "custom_ids": [s.line.custom_id for s in group]})
+                self.say(f"econarena: batch {batch_id}: re-attached ({len(group)} call(s) of wave {number} "
+                         "were sent in it before the resume)")
+                batches[batch_id] = group
+            for cut in chunks([s.line for s in fresh], self.endpoint):
+                group = fresh[cut.start:cut.stop]
+                batch_id = self._submit(api, group, number)
+                if batch_id is not None:  # else the API refused for good, or the run stopped: settled there
+                    batches[batch_id] = group
+            todo = []
+            for batch_id, group in batches.items():
+                waited = self._wait(api, batch_id, len(group))
+                if waited is None:  # the batches go on at the provider; a resume takes their results
+                    self._stopped([slot for group in batches.values() for slot in group])
+                    return
+                results, unanswered = waited
+                for slot in group:
+                    result = results.get(slot.line.custom_id) or unanswered
+                    if isinstance(result, LineFailed) and result.transient and slot.tries < self.policy.max_attempts:
+                        todo.append(slot)
+                    else:
+                        self._settle(slot, result)
+            if todo:
+                self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
+                         f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
+        self._stopped(todo)
+
+    def _found(self, api: BatchAPI, file_id: Optional[str]) -> Optional[str]:
+        """A batch made of an input file uploaded before the resume (the run was stopped between the
+        upload and the record of the batch's id): found among the API's batches, or None."""
+        if not file_id:
+            return None
+        found = self._api(lambda: api.find(file_id), f"looking for the batch of {file_id}")
+        return found if isinstance(found, str) else None
+
+    def _submit(self, api: BatchAPI, group: list[_Slot], number: int) -> Optional[str]:
+        data = jsonl([s.line for s in group], self.endpoint)
+        custom_ids = [s.line.custom_id for s in group]
+        file_id = self._api(lambda: api.upload(data), "uploading a batch's input file")
+        if isinstance(file_id, BaseException):
+            self._fail(group, file_id)
+            return None
+        # recorded before the batch exists: a resume finds the batch of this file if we die in between
+        self.record({"status": "uploaded", "input_file_id": file_id, "endpoint": api.label, "wave": number,
+                     "custom_ids": custom_ids})
+        batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch")
+        if isinstance(batch_id, BaseException):
+            self._fail(group, batch_id)
+            return None
+        self.record({"status": "submitted", "batch_id": batch_id, "input_file_id": file_id, "endpoint": api.label,
+                     "wave": number, "custom_ids": custom_ids})
+        self.batches.append(batch_id)
+        self.say(f"econarena: batch {batch_id}: submitted, {len(group)} call(s) of wave {number} ({api.label})")
+        return batch_id
+
+    def _wait(self, api: BatchAPI, batch_id: str, calls: int) -> Optional[tuple[dict[str, Result], LineFailed]]:
+        """Poll the batch until it ends: its lines' results, and what a line without one failed with
+        (None if the run stopped meanwhile)."""
+        started, interval, said = time.monotonic(), min(FIRST_POLL_S, self.poll_s), None
+        while True:
+            status = self._api(lambda: api.retrieve(batch_id), f"asking for batch {batch_id}")
+            if isinstance(status, BaseException):  # every line retried in a new batch, within max_attempts
+                return {}, LineFailed(f"batch {batch_id}: {type(status).__name__}: {status}")
+            line = (f"{status.status}, {status.completed} of {status.total or calls} done, "
+                    f"{status.failed} failed")
+            if line != said or status.status in TERMINAL:
+                waited = time.monotonic() - started
+                self.say(f"econarena: batch {batch_id}: {line} ({waited:.0f} s waited)")
+                said = line
+            if status.status in TERMINAL:
+                break
+            if RUN.stopped.wait(interval):
+                self.say(f"econarena: batch {batch_id} goes on at the provider; the resume command takes its "
+                         "results instead of sending its calls again")
+                return None
+            interval = min(self.poll_s, interval * 2)
+        results: dict[str, Result] = {}
+        for file_id in (status.error_file_id, status.output_file_id):  # answers win over errors
+            if file_id:
+                data = self._api(lambda f=file_id: api.download(f), f"downloading {file_id}")
+                if isinstance(data, bytes):
+                    results.update(read_results(data, batch_id))
+        self.record({"status": status.status, "batch_id": batch_id, "endpoint": api.label,
+                     "completed": status.completed, "failed": status.failed, "total": status.total,
+                     **({"errors": status.errors} if status.errors else {})})
+        why = f"batch {batch_id} {status.status}" + (f": {status.errors}" if status.errors else "")
+        return results, LineFailed(f"{why}: no result for this call" if status.status == "completed"
+                                   else f"{why} before this call was answered")
+
+    def _api(self, request: Callable[[], Any], what: str) -> Any:
+        """One request to the batch API, retried as the call policy says; the result or the error."""
+        jitter = random.Random(0)
+        for attempt in range(1, self.policy.max_attempts + 1):
+            try:
+                return request()
+            except Exception as exc:  # noqa: BLE001 - classified below
+                stop = fatal(exc)
+                if stop is not None:
+                    stop_run(stop[1], stop[0])
+                    return exc
+                if not is_transient(exc) or attempt == self.policy.max_attempts:
+                    self.say(f"econarena: batch API: {what} failed: {type(exc).__name__}: {exc}")
+                    return exc
+                if RUN.stopped.wait(self.policy.backoff(attempt, jitter)):
+                    return exc
+        raise AssertionError("unreachable")
+
+    def _fail(self, group: list[_Slot], exc: BaseException) -> None:
+        if RUN.stopped.is_set():
+            self._stopped(group)
+            return
+        for slot in group:
+            self._settle(slot, SeatCallError(f"batch API: {type(exc).__name__}: {exc}"))
+
+    def _stopped(self, group: Sequence[_Slot]) -> None:
+        for slot in group:
+            self._settle(slot, RunStopped(RUN.stop_reason or "run stopped"))

@@ -1,0 +1,94 @@
+"""``econarena/chat``'s batch mode on the wire: OpenAI's Files and Batches API, through the openai client.
+
+``calls.batches`` decides what goes in which batch and when; this module only speaks the API
+(upload the JSONL input file, create the batch, retrieve it, download its output and error files,
+list batches to find one made of a given input file) and turns a seat call into a batch line and
+a line's response back into the parsed completion the synchronous path would have had.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any, Mapping, Optional
+
+from ..calls.batches import Line, Status
+from .chat import ChatCompletionFn, shared_client
+from .identity import endpoint_label
+from .reply_bytes import escaped_body
+
+ENDPOINT = "/v1/chat/completions"
+API_TIMEOUT_S = 120.0  # one request to the files or batches API (an upload of a large input file included)
+COMPLETION_WINDOW = "24h"  # the only window OpenAI offers
+LISTED = 500  # how many of the newest batches ``find`` looks through
+
+_apis: dict[tuple[Any, ...], "OpenAIBatches"] = {}
+_apis_lock = threading.Lock()
+
+
+class OpenAIBatches:
+    """The batch API of one endpoint and key (``calls.batches.BatchAPI``)."""
+
+    def __init__(self, fn: ChatCompletionFn) -> None:
+        self.client = shared_client(fn.api_base, fn.api_key, API_TIMEOUT_S, 0, connect_s=30.0)
+        self.label = endpoint_label(fn.api_base) or "api.openai.com"
+        self.headers = {"extra_headers": fn.extra_headers} if fn.extra_headers else {}
+
+    def upload(self, data: bytes) -> str:
+        return self.client.files.create(file=("econarena_batch.jsonl", data), purpose="batch", **self.headers).id
+
+    def create(self, file_id: str, metadata: Mapping[str, str]) -> str:
+        return self.client.batches.create(input_file_id=file_id, endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW,
+                                          metadata=dict(metadata), **self.headers).id
+
+    def retrieve(self, batch_id: str) -> Status:
+        return status_of(self.client.batches.retrieve(batch_id, **self.headers))
+
+    def download(self, file_id: str) -> bytes:
+        # bytes that are not UTF-8 become \xNN text, as a synchronous reply's would (``reply_bytes``)
+        return escaped_body(self.client.files.content(file_id, **self.headers).content)
+
+    def find(self, file_id: str) -> Optional[str]:
+        for n, batch in enumerate(self.client.batches.list(limit=100, **self.headers)):
+            if batch.input_file_id == file_id:
+                return batch.id
+            if n + 1 >= LISTED:
+                break
+        return None
+
+
+def status_of(batch: Any) -> Status:
+    counts = getattr(batch, "request_counts", None)
+    errors = getattr(batch, "errors", None)
+    said = "; ".join(f"line {e.line}: {e.message}" if getattr(e, "line", None) else str(e.message)
+                     for e in (getattr(errors, "data", None) or []))
+    return Status(id=batch.id, status=batch.status, total=getattr(counts, "total", 0) or 0,
+                  completed=getattr(counts, "completed", 0) or 0, failed=getattr(counts, "failed", 0) or 0,
+                  output_file_id=batch.output_file_id, error_file_id=batch.error_file_id, errors=said)
+
+
+def batch_api(fn: Any) -> Optional[OpenAIBatches]:
+    """The batch API ``fn``'s seat calls go through, or None for a fn that is not in batch mode."""
+    if not isinstance(fn, ChatCompletionFn) or not fn.batch:
+        return None
+    key = (fn.api_base, fn.api_key, tuple(sorted(fn.extra_headers.items())))
+    with _apis_lock:
+        if key not in _apis:
+            _apis[key] = OpenAIBatches(fn)
+        return _apis[key]
+
+
+def batch_line(fn: ChatCompletionFn, prompt: Any, call_name: str, **kwargs: Any) -> tuple[list[dict[str, str]], Line]:
+    """(the messages recorded, the batch line): the synchronous request's body, under a custom_id
+    that names the seat call and hashes the body, so a line is only taken for this very request."""
+    messages, body = fn.batch_request(prompt, **kwargs)
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+    return messages, Line(f"{call_name}/{digest}", body)
+
+
+def parsed(body: Mapping[str, Any]) -> Any:
+    """A batch line's response body as the openai client parses a synchronous one (leniently)."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    return construct_type(type_=ChatCompletion, value=dict(body))
