@@ -290,7 +290,9 @@ class OpenAIServer:
     def start(self) -> "OpenAIServer":
         handler = self._handler_class()
         self._server = _Server(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # stop() waits for the serve loop to look up: at the default 0.5 s each test server costs that much
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         return self
 
