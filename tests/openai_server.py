@@ -3,11 +3,17 @@
 It speaks ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions`` and answers
 with a deterministic policy of the prompt text. It records every request so tests can prove which
 endpoint was called. Usage is sent the way today's API sends it, with nested detail objects.
+It also speaks the Files and Batches API (``BatchAPI``): a batch's lines get the answers the same
+bodies get from ``POST /v1/chat/completions``.
 """
 from __future__ import annotations
 
 import collections
+import email.parser
+import email.policy
+import itertools
 import json
+import math
 import random
 import re
 import threading
@@ -247,12 +253,437 @@ class FifoSlots:
                 self.free += 1
 
 
+# The Files and Batches API, in the shapes OpenAI documents (api-reference/batch, /files, and the
+# Batch guide's output and expiry lines); the installed client's Batch and FileObject models parse them.
+BATCH_ENDPOINT = "/v1/chat/completions"  # the only endpoint this server answers in a batch
+BATCH_MAX_LINES = 50_000
+DAY_S = 24 * 3600
+BATCH_EXPIRED = {"code": "batch_expired",
+                 "message": "This request could not be executed before the completion window expired."}
+FILE_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
+OUTCOMES = ("completed", "failed", "expired", "cancelled")
+CANCELLABLE = ("validating", "in_progress", "finalizing")
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+STAMPS = {"in_progress": "in_progress_at", "finalizing": "finalizing_at", "completed": "completed_at",
+          "failed": "failed_at", "expired": "expired_at", "cancelling": "cancelling_at",
+          "cancelled": "cancelled_at"}
+# (custom_id, body) of a batch line -> None to answer it, or (status, error body) for the error file
+LineError = Callable[[str, dict[str, Any]], Optional[tuple[int, dict[str, Any]]]]
+
+
+def api_error(message: str, kind: str = "invalid_request_error", param: Optional[str] = None,
+              code: Optional[str] = None) -> dict[str, Any]:
+    """An error body as the OpenAI API sends one."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def completes(batch_index: int) -> str:
+    return "completed"
+
+
+def no_line_error(custom_id: str, body: dict[str, Any]) -> Optional[tuple[int, dict[str, Any]]]:
+    return None
+
+
+@dataclass(frozen=True)
+class BatchBehaviour:
+    """How the Batch API treats the batches created while it is ``OpenAIServer.batch.behaviour``.
+
+    Nothing runs in the background: a batch's state is derived from its age whenever it is asked
+    for, and its output and error files are written the first time it is seen in a final state."""
+
+    validate_s: float = 0.0  # `validating` this long after the create
+    run_s: float = 0.0  # then `in_progress` this long, its lines answered evenly over it
+    finalize_s: float = 0.0  # then `finalizing` this long before `completed`
+    cancel_s: float = 0.0  # `cancelling` this long before `cancelled`
+    # the batch's number (0 for the first created, refused creates not counted) -> one of OUTCOMES:
+    # "failed" at the end of validation (an enqueued-token limit), "expired" or "cancelled" (by
+    # someone else) at the end of its run, with only some of its lines answered
+    outcome: Callable[[int], str] = completes
+    # how many lines an expired or cancelled batch answered: stop_after, else stop_share of them
+    stop_after: Optional[int] = None
+    stop_share: float = 0.5
+    line_error: LineError = no_line_error
+    hold: Optional[threading.Event] = None  # while set() has not been called, no batch leaves `in_progress`
+    shuffle: bool = True  # output and error lines out of input order, as the guide warns they may come
+
+
+def form_fields(content_type: str, raw: bytes) -> dict[str, tuple[Optional[str], bytes]]:
+    """name -> (filename, bytes) of a multipart/form-data body (the ``cgi`` module is gone in 3.13)."""
+    head = b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n"
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+    if not message.is_multipart():
+        return {}
+    return {str(part.get_param("name", header="content-disposition")):
+            (part.get_filename(), part.get_payload(decode=True) or b"") for part in message.iter_parts()}
+
+
+class _Batch:
+    def __init__(self, batch_id: str, index: int, request: dict[str, Any], lines: list[tuple[str, dict[str, Any]]],
+                 errors: list[dict[str, Any]], behaviour: BatchBehaviour) -> None:
+        self.id, self.index, self.request, self.lines, self.errors = batch_id, index, request, lines, errors
+        self.behaviour = behaviour
+        self.outcome = behaviour.outcome(index)
+        assert self.outcome in OUTCOMES, f"outcome({index}) is {self.outcome!r}, not one of {OUTCOMES}"
+        if self.outcome == "failed" and not errors:
+            self.errors = [{"code": "token_limit_exceeded", "line": None, "param": None, "message":
+                            "Enqueued token limit reached for this model in organization org-test. Please try "
+                            "again once some in_progress batches have been completed."}]
+        self.created, self.wall = time.monotonic(), time.time()
+        self.released: Optional[float] = None  # when the hold was first seen set
+        self.cancel_at: Optional[float] = None  # when a client's cancel came
+        self.answers: list[tuple[str, str, int, dict[str, Any]]] = []  # (line id, request id, status, body)
+        self.output_file_id: Optional[str] = None
+        self.error_file_id: Optional[str] = None
+        self.usage: Optional[dict[str, Any]] = None
+        self.finished = False
+
+    def stamp(self, at: float) -> int:
+        return int(self.wall + (at - self.created))
+
+    def stopped_after(self) -> int:
+        """Lines answered when an expiry or someone else's cancel stops the batch."""
+        b, total = self.behaviour, len(self.lines)
+        if self.outcome not in ("expired", "cancelled"):
+            return total
+        return max(0, min(total, b.stop_after if b.stop_after is not None else int(total * b.stop_share)))
+
+    def events(self, now: float) -> tuple[list[tuple[float, str]], float]:
+        """(time, status) of every step of the batch's life, the last ones possibly still to come;
+        and when its run ends."""
+        b = self.behaviour
+        ran_from = self.created + b.validate_s
+        run_end = ran_from + b.run_s
+        if b.hold is not None:
+            if self.released is None and b.hold.is_set():
+                self.released = now
+            run_end = max(run_end, self.released) if self.released is not None else math.inf
+        steps = [(self.created, "validating")]
+        if self.errors:
+            steps.append((ran_from, "failed"))
+        else:
+            steps.append((ran_from, "in_progress"))
+            steps += {"completed": [(run_end, "finalizing"), (run_end + b.finalize_s, "completed")],
+                      "expired": [(run_end, "expired")],
+                      "cancelled": [(run_end, "cancelling"), (run_end + b.cancel_s, "cancelled")]}[self.outcome]
+        if self.cancel_at is not None:  # a client's cancel replaces whatever was still to come
+            steps = [s for s in steps if s[0] <= self.cancel_at]
+            steps += [(self.cancel_at, "cancelling"), (self.cancel_at + b.cancel_s, "cancelled")]
+        return steps, run_end
+
+    def ran(self, at: float) -> int:
+        """Lines answered by ``at``: evenly over the run, and no more than an early stop allows."""
+        if self.errors or at < self.created + self.behaviour.validate_s:
+            return 0
+        total, run_s = len(self.lines), self.behaviour.run_s
+        done = total if run_s <= 0 else min(total, int(total * (at - self.created - self.behaviour.validate_s) / run_s))
+        return min(done, self.stopped_after())
+
+
+class BatchAPI:
+    """The Files and Batches endpoints of ``OpenAIServer``, and what they saw.
+
+    Each batch line is answered by ``respond(url, body)``, the very code that answers a synchronous
+    ``POST /v1/chat/completions``, but it is no synchronous request: it is in none of the server's
+    ``requests`` and is counted in ``lines_answered`` instead."""
+
+    def __init__(self, respond: Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]],
+                 behaviour: BatchBehaviour) -> None:
+        self.respond = respond
+        self.behaviour = behaviour  # read at each create: a new one applies to batches created after
+        self.lock = threading.Lock()
+        self.files: dict[str, dict[str, Any]] = {}  # id -> FileObject, uploaded or written by a batch
+        self.contents: dict[str, bytes] = {}
+        self.uploads: list[dict[str, Any]] = []  # the FileObject of every upload, in order
+        self.created: list[dict[str, Any]] = []  # every batch created: its request, custom_ids and bodies
+        self.refused: list[dict[str, Any]] = []  # creates refused with a 400: the request and the error
+        self.retrieves: collections.Counter[str] = collections.Counter()  # batch id -> GET /v1/batches/{id}
+        self.cancels: list[str] = []  # batch ids a cancel was asked for
+        self.downloads: list[str] = []  # file ids whose content was fetched
+        self.deletes: list[str] = []
+        self.lines_answered = 0  # batch lines answered (into the output or the error file)
+        self.requests: list[tuple[str, str]] = []  # (method, path) of every Files and Batches request
+        self._batches: dict[str, _Batch] = {}
+        self._counters: dict[str, "itertools.count[int]"] = collections.defaultdict(lambda: itertools.count(1))
+
+    PATH = re.compile(r".*/(files|batches)(?:/([^/]+))?(?:/(content|cancel))?")
+
+    def handles(self, path: str) -> bool:
+        return self.PATH.fullmatch(path) is not None
+
+    def batch(self, batch_id: str) -> dict[str, Any]:
+        """The Batch object as a retrieve would see it now, without counting as one."""
+        with self.lock:
+            return self._view(self._batches[batch_id], time.monotonic())
+
+    def file_content(self, file_id: str) -> bytes:
+        with self.lock:
+            return self.contents[file_id]
+
+    # the HTTP side: (status, JSON body or raw bytes) for each request
+
+    def get(self, path: str, query: str) -> tuple[int, Any]:
+        kind, ident, action = self._parse(path)
+        with self.lock:
+            self.requests.append(("GET", path))
+            now = time.monotonic()
+            if kind == "batches" and ident is None:
+                return 200, self._list(now, query)
+            if kind == "batches" and action is None:
+                if ident not in self._batches:
+                    return 404, api_error(f"No batch found with id '{ident}'.")
+                self.retrieves[ident] += 1
+                return 200, self._view(self._batches[ident], now)
+            if kind == "files" and ident is None:
+                return 200, {"object": "list", "data": list(self.files.values()), "has_more": False}
+            if kind == "files" and ident in self.files:
+                if action == "content":
+                    self.downloads.append(ident)
+                    return 200, self.contents[ident]
+                if action is None:
+                    return 200, self.files[ident]
+            if kind == "files":
+                return 404, api_error(f"No such File object: {ident}", param="id")
+            return 404, api_error(f"Invalid URL (GET {path})")
+
+    def post(self, path: str, content_type: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        kind, ident, action = self._parse(path)
+        with self.lock:
+            self.requests.append(("POST", path))
+            if kind == "files" and ident is None:
+                return self._upload(content_type, raw)
+            if kind == "batches" and ident is None:
+                try:
+                    request = json.loads(raw or b"{}")
+                except ValueError:
+                    request = None
+                return self._create(request if isinstance(request, dict) else {})
+            if kind == "batches" and action == "cancel":
+                return self._cancel(str(ident))
+            return 404, api_error(f"Invalid URL (POST {path})")
+
+    def delete(self, path: str) -> tuple[int, dict[str, Any]]:
+        kind, ident, action = self._parse(path)
+        with self.lock:
+            self.requests.append(("DELETE", path))
+            if kind == "files" and action is None and ident in self.files:
+                del self.files[ident]
+                del self.contents[ident]
+                self.deletes.append(ident)
+                return 200, {"id": ident, "object": "file", "deleted": True}
+            return 404, api_error(f"No such File object: {ident}", param="id")
+
+    # the work, under the lock
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}{next(self._counters[prefix]):06d}"
+
+    def _parse(self, path: str) -> tuple[str, Optional[str], Optional[str]]:
+        match = self.PATH.fullmatch(path)
+        assert match is not None
+        return match.group(1), match.group(2), match.group(3)
+
+    def _store(self, name: str, purpose: str, content: bytes) -> dict[str, Any]:
+        file = {"id": self._new_id("file-"), "object": "file", "bytes": len(content),
+                "created_at": int(time.time()), "filename": name, "purpose": purpose, "status": "processed",
+                "expires_at": int(time.time()) + 30 * DAY_S if purpose.startswith("batch") else None,
+                "status_details": None}
+        self.files[file["id"]], self.contents[file["id"]] = file, content
+        return file
+
+    def _upload(self, content_type: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        fields = form_fields(content_type, raw) if content_type.startswith("multipart/form-data") else {}
+        if "file" not in fields or "purpose" not in fields:
+            return 400, api_error("Missing required parameter: 'file' and 'purpose' are both needed.",
+                                  param="file" if "file" not in fields else "purpose")
+        name, content = fields["file"]
+        purpose = fields["purpose"][1].decode("utf-8", "replace")
+        if purpose not in FILE_PURPOSES:
+            return 400, api_error(f"Invalid value for 'purpose': '{purpose}'.", param="purpose")
+        if purpose == "batch" and not (name or "").endswith(".jsonl"):
+            return 400, api_error("Invalid file format for Batch API. Must be .jsonl", param="file")
+        file = self._store(name or "upload", purpose, content)
+        self.uploads.append(file)
+        return 200, file
+
+    def _create(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        refusal = self._refusal(request)
+        if refusal is not None:
+            self.refused.append({"request": request, "error": refusal["error"]})
+            return 400, refusal
+        lines, errors = self._validate(self.contents[request["input_file_id"]], request["endpoint"])
+        b = _Batch(self._new_id("batch_"), len(self._batches), request, lines, errors, self.behaviour)
+        self._batches[b.id] = b
+        self.created.append({"id": b.id, "index": b.index, "input_file_id": request["input_file_id"],
+                             "endpoint": request["endpoint"], "completion_window": request["completion_window"],
+                             "metadata": request.get("metadata"), "custom_ids": [c for c, _ in lines],
+                             "bodies": [body for _, body in lines]})
+        return 200, self._view(b, time.monotonic())
+
+    def _refusal(self, request: dict[str, Any]) -> Optional[dict[str, Any]]:
+        """What the API says at once to a create it refuses (an input file's lines are checked later)."""
+        file_id, endpoint = request.get("input_file_id"), request.get("endpoint")
+        if file_id not in self.files:
+            return api_error(f"Invalid 'input_file_id': no file '{file_id}' has been uploaded.", param="input_file_id")
+        if self.files[file_id]["purpose"] != "batch":
+            return api_error(f"The file '{file_id}' was not uploaded with purpose 'batch'.", param="input_file_id")
+        if endpoint != BATCH_ENDPOINT:
+            return api_error(f"Invalid value for 'endpoint': '{endpoint}' (this server batches only "
+                             f"{BATCH_ENDPOINT}).", param="endpoint")
+        if request.get("completion_window") != "24h":
+            return api_error(f"Invalid value for 'completion_window': {request.get('completion_window')!r}. "
+                             "Supported values are: '24h'.", param="completion_window")
+        metadata = request.get("metadata")
+        if metadata is not None and not (
+                isinstance(metadata, dict) and len(metadata) <= 16
+                and all(isinstance(k, str) and len(k) <= 64 and isinstance(v, str) and len(v) <= 512
+                        for k, v in metadata.items())):
+            return api_error("Invalid 'metadata': at most 16 pairs of strings, keys of up to 64 characters and "
+                             "values of up to 512.", param="metadata")
+        return None
+
+    @staticmethod
+    def _validate(content: bytes, endpoint: str) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+        """The input file's requests, and the errors (BatchError) that fail the batch at validation."""
+        lines: list[tuple[str, dict[str, Any]]] = []
+        errors: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        model: Optional[str] = None
+
+        def error(code: str, n: Optional[int], message: str, param: Optional[str] = None) -> None:
+            errors.append({"code": code, "line": n, "message": message, "param": param})
+
+        # JSON Lines end at "\n" only (str.splitlines would also cut at a U+2028 inside a string)
+        text = [raw.decode("utf-8", "replace") for raw in content.split(b"\n")]
+        for n, line in enumerate(text, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                item = None
+            if not (isinstance(item, dict) and isinstance(item.get("custom_id"), str)
+                    and item.get("method") == "POST" and isinstance(item.get("body"), dict)):
+                error("invalid_json_line", n, "This line is not parseable as valid JSON, or lacks a string "
+                      "'custom_id', 'method': 'POST', a 'url' and an object 'body'.")
+                continue
+            custom_id, body = item["custom_id"], item["body"]
+            if item.get("url") != endpoint:
+                error("url_mismatch", n, f"The URL provided for this request ('{item.get('url')}') does not match "
+                      f"the batch's endpoint ('{endpoint}').", "url")
+            if custom_id in seen:
+                error("duplicate_custom_id", n, "The custom_id for this request is a duplicate of another request. "
+                      "The custom_id parameter must be unique for each request in a batch.", "custom_id")
+            if model is None:
+                model = str(body.get("model"))
+            elif str(body.get("model")) != model:
+                error("model_mismatch", n, f"The model of this request ('{body.get('model')}') differs from the "
+                      f"model of the batch's other requests ('{model}').", "body.model")
+            seen.add(custom_id)
+            lines.append((custom_id, body))
+        if not any(line.strip() for line in text):
+            error("empty_file", None, "The batch input file is empty.")
+        if len(lines) > BATCH_MAX_LINES:
+            error("too_many_tasks", None, f"The batch has {len(lines)} requests; at most {BATCH_MAX_LINES}.")
+        return lines, errors
+
+    def _cancel(self, batch_id: str) -> tuple[int, dict[str, Any]]:
+        if batch_id not in self._batches:
+            return 404, api_error(f"No batch found with id '{batch_id}'.")
+        b, now = self._batches[batch_id], time.monotonic()
+        self.cancels.append(batch_id)
+        status = self._view(b, now)["status"]
+        if status in CANCELLABLE:
+            b.cancel_at = now
+        elif status not in ("cancelling", "cancelled"):
+            return 409, api_error(f"Cannot cancel a batch with status '{status}'.")
+        return 200, self._view(b, now)
+
+    def _answer(self, b: _Batch, upto: int) -> None:
+        """Answer the batch's lines up to ``upto``, each once, as a synchronous request is answered."""
+        for custom_id, body in b.lines[len(b.answers):upto]:
+            failure = b.behaviour.line_error(custom_id, body)
+            status, payload = failure if failure is not None else self.respond(b.request["endpoint"], body)
+            b.answers.append((self._new_id("batch_req_"), self._new_id("req_"), status, payload))
+            self.lines_answered += 1
+
+    def _finish(self, b: _Batch, status: str, ran: int) -> None:
+        """Write the output and error files of a batch seen in its final state for the first time."""
+        b.finished = True
+        out, err = [], []
+        for (custom_id, _), (line_id, request_id, code, body) in zip(b.lines, b.answers[:ran]):
+            line = {"id": line_id, "custom_id": custom_id, "error": None,
+                    "response": {"status_code": code, "request_id": request_id, "body": body}}
+            (out if code == 200 else err).append(line)
+        if status == "expired":
+            err += [{"id": self._new_id("batch_req_"), "custom_id": custom_id, "response": None,
+                     "error": dict(BATCH_EXPIRED)} for custom_id, _ in b.lines[ran:]]
+        if b.behaviour.shuffle:
+            random.Random(b.id).shuffle(out)
+            random.Random(b.id).shuffle(err)
+        for lines, which in ((out, "output"), (err, "error")):
+            if lines:
+                raw = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                file_id = self._store(f"{b.id}_{which}.jsonl", "batch_output", raw)["id"]
+                setattr(b, f"{which}_file_id", file_id)
+        usages = [line["response"]["body"].get("usage") or {} for line in out]
+        if usages:
+            prompt = sum(u.get("prompt_tokens", 0) for u in usages)
+            completion = sum(u.get("completion_tokens", 0) for u in usages)
+            b.usage = {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion,
+                       "input_tokens_details": {"cached_tokens": sum(
+                           (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0) for u in usages)},
+                       "output_tokens_details": {"reasoning_tokens": sum(
+                           (u.get("completion_tokens_details") or {}).get("reasoning_tokens", 0) for u in usages)}}
+
+    def _view(self, b: _Batch, now: float) -> dict[str, Any]:
+        """The Batch object at ``now``, answering the lines its progress has reached."""
+        steps, run_end = b.events(now)
+        passed = [s for s in steps if s[0] <= now]
+        status = passed[-1][1]
+        ran = b.ran(min(now, b.cancel_at) if b.cancel_at is not None else now)
+        self._answer(b, ran)
+        if status in TERMINAL and not b.finished:
+            self._finish(b, status, ran)
+        counts = {"total": 0, "completed": 0, "failed": 0}
+        if status not in ("validating", "failed"):  # the lines are counted once they are accepted
+            good = sum(1 for a in b.answers[:ran] if a[2] == 200)
+            expired = len(b.lines) - ran if status == "expired" else 0
+            counts = {"total": len(b.lines), "completed": good, "failed": ran - good + expired}
+        expires = b.wall + DAY_S
+        if b.outcome == "expired" and not b.errors and run_end < math.inf:
+            expires = b.wall + (run_end - b.created)
+        view = {"id": b.id, "object": "batch", "endpoint": b.request["endpoint"],
+                "model": b.lines[0][1].get("model") if b.lines else None,
+                "errors": {"object": "list", "data": b.errors} if b.errors and status == "failed" else None,
+                "input_file_id": b.request["input_file_id"], "completion_window": b.request["completion_window"],
+                "status": status, "output_file_id": b.output_file_id, "error_file_id": b.error_file_id,
+                "created_at": b.stamp(b.created), "expires_at": int(expires),
+                "request_counts": counts, "metadata": b.request.get("metadata"), "usage": b.usage}
+        view.update({name: None for name in STAMPS.values()})
+        view.update({STAMPS[name]: b.stamp(at) for at, name in passed if name in STAMPS})
+        return view
+
+    def _list(self, now: float, query: str) -> dict[str, Any]:
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        newest_first = list(reversed(self._batches.values()))
+        if params.get("after") in self._batches:
+            newest_first = newest_first[[b.id for b in newest_first].index(params["after"]) + 1:]
+        limit = max(1, min(100, int(params.get("limit") or 20)))
+        data = [self._view(b, now) for b in newest_first[:limit]]
+        return {"object": "list", "data": data, "has_more": len(newest_first) > limit,
+                "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}
+
+
 class OpenAIServer:
     def __init__(self, policy: Policy, models: tuple[str, ...] = ("gpt-4",), latency_s: float = 0.0,
                  faults: Faults = Faults(), plain_usage: bool = False, limiter: Optional[RateLimiter] = None,
                  azure_key: Optional[str] = None, answer_model: Optional[str] = None,
-                 answer: Optional[Answer] = None, slots: Optional[int] = None, decode_s: float = 0.0) -> None:
+                 answer: Optional[Answer] = None, slots: Optional[int] = None, decode_s: float = 0.0,
+                 batch: BatchBehaviour = BatchBehaviour()) -> None:
         self.policy = policy
+        # the Files and Batches API; its requests and lines are none of ``requests`` below
+        self.batch = BatchAPI(self.respond, batch)
         # what a misbehaving server makes of each answer: a body that is no completion, a 429 that
         # asks for a day's wait, a reply of any size (the policy's answers are cut at max_tokens)
         self.answer = answer
@@ -290,7 +721,9 @@ class OpenAIServer:
     def start(self) -> "OpenAIServer":
         handler = self._handler_class()
         self._server = _Server(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # stop() waits for the serve loop to look up: at the default 0.5 s each test server costs that much
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -320,6 +753,12 @@ class OpenAIServer:
                 "completion_tokens": sum(u["completion_tokens"] for u in sent if u),
                 "reasoning_tokens": sum((u.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
                                         for u in sent if u)}
+
+    def sync_chat_requests(self, since: int = 0) -> int:
+        """``POST .../chat/completions`` received (answered or not) among requests ``since`` onwards:
+        the synchronous calls, which no batch line is."""
+        with self._lock:
+            return sum(1 for r in self.requests[since:] if route(r["path"]).endswith("/chat/completions"))
 
     def paths(self) -> list[str]:
         with self._lock:
@@ -409,11 +848,12 @@ class OpenAIServer:
             def _send(self, status: int, body: dict[str, Any], headers: Optional[dict[str, str]] = None) -> None:
                 self._send_raw(status, json.dumps(body).encode(), headers)
 
-            def _send_raw(self, status: int, raw: bytes, headers: Optional[dict[str, str]] = None) -> None:
+            def _send_raw(self, status: int, raw: bytes, headers: Optional[dict[str, str]] = None,
+                          content_type: str = "application/json") -> None:
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
                 self.wfile.write(raw)
@@ -421,15 +861,35 @@ class OpenAIServer:
             def do_GET(self) -> None:
                 with server._lock:
                     server.seen.append(("GET", self.path, self.headers.get("Authorization")))
-                if route(self.path).endswith("/models"):
+                path = route(self.path)
+                if server.batch.handles(path):
+                    status, body = server.batch.get(path, self.path.partition("?")[2])
+                    if isinstance(body, bytes):
+                        self._send_raw(status, body, content_type="application/octet-stream")
+                    else:
+                        self._send(status, body)
+                elif path.endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
+            def do_DELETE(self) -> None:
+                with server._lock:
+                    server.seen.append(("DELETE", self.path, self.headers.get("Authorization")))
+                path = route(self.path)
+                self._send(*(server.batch.delete(path) if server.batch.handles(path)
+                             else (404, {"error": {"message": "not found"}})))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if server.batch.handles(route(self.path)):
+                    with server._lock:
+                        server.seen.append(("POST", self.path, self.headers.get("Authorization")))
+                    self._send(*server.batch.post(route(self.path), self.headers.get("Content-Type", ""), raw))
+                    return
+                body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 record = {"path": self.path, "body": body, "t": time.perf_counter(), "headers": headers}
                 with server._lock:
