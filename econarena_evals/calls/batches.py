@@ -171,7 +171,7 @@ class Waves:
         self.adopted = dict(adopted or {})
         self.cond = threading.Condition()
         self.pending: list[_Slot] = []
-        self.waiting = 0  # sessions inside call()
+        self.queued = 0  # calls whose lines wait in ``pending`` (a session has one at a time)
         self.left = 0  # sessions that will call no more
         self.last_added = time.monotonic()
         self.waves = 0
@@ -186,18 +186,15 @@ class Waves:
         slots = [_Slot(api, line) for api, line in items]
         with self.cond:
             self.pending.extend(slots)
-            self.waiting += 1
+            self.queued += 1
             self.last_added = time.monotonic()
             self._close_if_ready()
-            try:
-                while any(s.result is None for s in slots):
-                    if RUN.stopped.is_set():
-                        break
-                    if self.pending and time.monotonic() - self.last_added >= self.linger_s:
-                        self._close()  # some session is slow to come (a sync opponent, few threads)
-                    self.cond.wait(min(0.5, self.linger_s))
-            finally:
-                self.waiting -= 1
+            while any(s.result is None for s in slots):
+                if RUN.stopped.is_set():
+                    break
+                if self.pending and time.monotonic() - self.last_added >= self.linger_s:
+                    self._close()  # some session is slow to come (a sync opponent, few threads)
+                self.cond.wait(min(0.5, self.linger_s))
         stopped = RunStopped(RUN.stop_reason or "run stopped")
         return [s.result if s.result is not None else stopped for s in slots]
 
@@ -208,11 +205,13 @@ class Waves:
             self._close_if_ready()
 
     def _close_if_ready(self) -> None:
-        if self.pending and self.waiting + self.left >= self.sessions:
+        # every session still playing has its calls in: a session woken from the last wave and not
+        # yet back is not, so this counts calls queued, not sessions waiting
+        if self.pending and self.queued + self.left >= self.sessions:
             self._close()
 
     def _close(self) -> None:
-        wave, self.pending = _Wave(self.pending), []
+        wave, self.pending, self.queued = _Wave(self.pending), [], 0
         self.waves += 1
         threading.Thread(target=self._send_wave, args=(wave, self.waves), daemon=True,
                          name=f"econarena-batch-wave-{self.waves}").start()
@@ -254,8 +253,8 @@ class Waves:
             for batch_id, group in attached.items():
                 self.record({"status": "attached", "batch_id": batch_id, "endpoint": api.label, "wave": number,
                              "custom_ids": [s.line.custom_id for s in group]})
-                self.say(f"econarena: batch {batch_id}: re-attached ({len(group)} call(s) of wave {number} "
-                         "were sent in it before the resume)")
+                self.say(f"econarena: batch {batch_id}: re-attached: {len(group)} call(s) were sent in it before "
+                         "the resume")
                 batches[batch_id] = group
             for cut in chunks([s.line for s in fresh], self.endpoint):
                 group = fresh[cut.start:cut.stop]

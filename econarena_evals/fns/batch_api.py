@@ -7,12 +7,10 @@ a line's response back into the parsed completion the synchronous path would hav
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from typing import Any, Mapping, Optional
 
-from ..calls.batches import Line, Status
+from ..calls.batches import Status
 from .chat import ChatCompletionFn, shared_client
 from .identity import endpoint_label
 from .reply_bytes import escaped_body
@@ -76,14 +74,6 @@ def batch_api(fn: Any) -> Optional[OpenAIBatches]:
         if key not in _apis:
             _apis[key] = OpenAIBatches(fn)
         return _apis[key]
-
-
-def batch_line(fn: ChatCompletionFn, prompt: Any, call_name: str, **kwargs: Any) -> tuple[list[dict[str, str]], Line]:
-    """(the messages recorded, the batch line): the synchronous request's body, under a custom_id
-    that names the seat call and hashes the body, so a line is only taken for this very request."""
-    messages, body = fn.batch_request(prompt, **kwargs)
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
-    return messages, Line(f"{call_name}/{digest}", body)
 
 
 def parsed(body: Mapping[str, Any]) -> Any:

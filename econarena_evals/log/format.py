@@ -8,6 +8,8 @@ Reading a log's lines is ``jsonl``'s job; this module never touches a file.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Mapping, Optional, Sequence
 
 from ..score.metrics import METRICS, mean_metrics
@@ -29,6 +31,13 @@ BATCH_ID = "batch_id"
 SEAT_TAG = "econarena"
 # data["recorded_by"] of the sampling event the eval records itself for a completion fn that records none
 EVAL_RECORDER = "econarena"
+
+
+def batch_custom_id(sample_id: str, run: int, seat: int, body: Mapping[str, Any]) -> str:
+    """The custom_id of a seat call's batch line: the call, and a hash of its request, so a resumed
+    run only takes a line for the very request it answered."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+    return f"{sample_id}/run{run}/seat{seat}/{digest}"
 
 
 def metric_key(metric: str, player: str, players: Sequence[str]) -> str:

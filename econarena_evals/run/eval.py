@@ -20,7 +20,7 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from ..calls.batches import Answer, LineFailed, Waves
+from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion
 from ..calls.state import RUN, stop_run, wait_in_flight
@@ -31,7 +31,7 @@ from ..core.prompts import PastRun, prompt_text
 from ..core.redact import redact_text
 from ..core.sessions import Session, history_window, seat_players, waves
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
-from ..fns.batch_api import batch_api, batch_line, parsed
+from ..fns.batch_api import batch_api, parsed
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
@@ -50,6 +50,7 @@ from ..log.format import (
     SEAT_TAG,
     SESSION_EVENT,
     STOP_EVENT,
+    batch_custom_id,
     final_report,
     metric_fields,
 )
@@ -266,7 +267,8 @@ class EconArena(evals.Eval):
                 durable(recorder)
 
         def say(line: str) -> None:
-            print(redact_text(line), file=sys.stderr, flush=True)
+            sys.stderr.write(redact_text(line) + "\n")  # one write: the waves' threads print at once
+            sys.stderr.flush()
 
         return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
                      adopted=adopted)
@@ -424,9 +426,9 @@ class EconArena(evals.Eval):
         lines, sent = [], []
         for fn, prompt, seed, tag in batched:
             kwargs = self._call_kwargs(seed)
-            name = f"{self.name.split('.')[0]}.{self.cell_name}.{tag['session']}/run{tag['run']}/seat{tag['seat']}"
-            messages, line = batch_line(fn, prompt, name, **kwargs)
-            lines.append((batch_api(fn), line))
+            messages, body = fn.batch_request(prompt, **kwargs)
+            sample_id = f"{self.name.split('.')[0]}.{self.cell_name}.{tag['session']}"
+            lines.append((batch_api(fn), Line(batch_custom_id(sample_id, tag["run"], tag["seat"], body), body)))
             sent.append(messages)
         replies: dict[tuple[int, int], Any] = {}
         fallback = []

@@ -1,0 +1,217 @@
+"""Batch mode (``econarena/chat`` ``batch=yes``) through the real ``oaieval`` and a real Batch API.
+
+The server on 127.0.0.1 (tests/openai_server.py) implements OpenAI's Files and Batches endpoints and
+answers each batch line by the very code that answers a synchronous request with that body, so a
+batch run and a synchronous run get the same replies and must score the same, byte for byte. It
+counts synchronous chat requests apart from batch lines: batch mode sends none.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+from econarena_evals.log.format import BATCH_EVENT, SEAT_TAG
+
+from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from openai_server import BatchBehaviour, OpenAIServer, api_error
+from policies import scripted
+
+FN = "econarena/chat:gpt-4o"
+BATCH_ARGS = "batch=yes,batch_poll_s=0.1"
+TERMINATED = 143  # SIGTERM's exit status (econarena_evals.run.exit_status)
+
+
+def env_for(server: OpenAIServer) -> dict[str, str]:
+    return base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+
+
+def command(cell: str, log: Path, sessions: int, completion_args: Optional[str] = BATCH_ARGS) -> list[str]:
+    args = [cli("oaieval"), FN, f"econarena.{cell}", "--registry_path", str(REGISTRY), "--record_path", str(log),
+            "--max_samples", str(sessions)]
+    return args + (["--completion_args", completion_args] if completion_args else [])
+
+
+def rows(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def sessions_of(log: Path) -> dict[int, dict[str, Any]]:
+    """Each session's event, less what only says how it was played."""
+    return {r["data"]["session"]: {k: v for k, v in r["data"].items() if k != "reused_calls"}
+            for r in rows(log) if r.get("type") == "econarena_session"}
+
+
+def synchronous(cell: str, sessions: int, tmp_path: Path) -> Path:
+    server = OpenAIServer(scripted, models=("gpt-4o",)).start()
+    try:
+        log = tmp_path / f"{cell}.sync.jsonl"
+        run_cli(command(cell, log, sessions, completion_args=None), env_for(server), timeout=600)
+    finally:
+        server.stop()
+    return log
+
+
+def check_batched_log(log: Path, server: OpenAIServer) -> None:
+    """Every seat call answered by a batch the server made, filed under its own session."""
+    assert filing_problems(log) == []
+    made = {b["id"]: set(b["custom_ids"]) for b in server.batch.created}
+    sampling = [r for r in rows(log) if r.get("type") == "sampling"]
+    for r in sampling:
+        tag, batch_id = r["data"][SEAT_TAG], r["data"]["batch_id"]
+        # the custom_id names the seat call; the session's sample id holds its answer
+        prefix = f"econarena.{tag['cell']}.{tag['session']}/run{tag['run']}/seat{tag['seat']}/"
+        assert any(c.startswith(prefix) for c in made[batch_id]), (prefix, batch_id)
+        assert r["sample_id"].endswith(f".{tag['session']}")
+
+
+@pytest.mark.parametrize("cell,batches", [("beauty_L", 1), ("beauty_hist", 10)])
+def test_a_whole_dev_cell_goes_by_batch_and_scores_as_the_synchronous_run(cell, batches, tmp_path):
+    """beauty_L: every call of every session in one batch; beauty_hist: one batch per run wave."""
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(validate_s=0.2, run_s=0.3)).start()
+    try:
+        log = tmp_path / f"{cell}.jsonl"
+        done = run_cli(command(cell, log, 20), env_for(server), timeout=600)
+    finally:
+        server.stop()
+    assert server.sync_chat_requests() == 0
+    assert len(server.batch.created) == batches
+    assert [len(b["custom_ids"]) for b in server.batch.created] == [1000 // batches] * batches
+    assert server.batch.lines_answered == 1000
+    report = read_log(log).final_report
+    assert report["sessions"] == 20 and report["errored_sessions"] == 0
+    sync = synchronous(cell, 20, tmp_path)
+    assert json.dumps(report, sort_keys=True) == json.dumps(read_log(sync).final_report, sort_keys=True)
+    assert sessions_of(log) == sessions_of(sync)  # session by session, not only in total
+    check_batched_log(log, server)
+    said = done.stderr
+    assert "validating" in said and "completed, " in said  # the wait is visible
+    assert f"by batch: {batches} batch(es) in {batches} wave(s)" in said
+    events = [r["data"] for r in rows(log) if r.get("type") == BATCH_EVENT]
+    assert [e["status"] for e in events][:3] == ["uploaded", "submitted", "completed"]
+
+
+def stop_during_the_wait(cell: str, sessions: int, at_batch: int, tmp_path: Path) -> dict[str, Any]:
+    """SIGTERM once batch ``at_batch`` (1-based) is submitted and held in progress, then release it
+    and run the resume command the run printed."""
+    hold = threading.Event()
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(run_s=0.1)).start()
+    try:
+        env = env_for(server)
+        first = tmp_path / "first.jsonl"
+        proc = subprocess.Popen(command(cell, first, sessions), env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while len(server.batch.created) < at_batch - 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        server.batch.behaviour = BatchBehaviour(hold=hold)  # the next batch stays in progress
+        while len(server.batch.created) < at_batch and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the run is waiting on it
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        submitted_before = len(server.batch.created)
+        hold.set()  # the batch ends while nobody waits for it
+        server.batch.behaviour = BatchBehaviour(run_s=0.1)
+        line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
+        resumed = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=600)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        second = Path(shlex.split(line)[shlex.split(line).index("--record_path") + 1])
+    finally:
+        server.stop()
+    return {"status": proc.returncode, "stderr": err, "resumed": resumed.stderr, "second": second,
+            "submitted_before": submitted_before, "server": server}
+
+
+@pytest.mark.parametrize("cell,at_batch,batches", [("beauty_L", 1, 1), ("beauty_hist", 3, 10)])
+def test_killed_during_the_wait_the_resume_takes_the_batch_and_pays_nothing_twice(cell, at_batch, batches, tmp_path):
+    out = stop_during_the_wait(cell, 4, at_batch, tmp_path)
+    server = out["server"]
+    assert out["status"] == TERMINATED
+    assert out["submitted_before"] == at_batch
+    assert "goes on at the provider" in out["stderr"]
+    assert "re-attached" in out["resumed"]
+    # no batch submitted twice, no line in two batches, and the lines answered are the calls needed
+    assert len(server.batch.created) == batches
+    sent = [c for b in server.batch.created for c in b["custom_ids"]]
+    assert len(sent) == len(set(sent)) == 4 * 50
+    assert server.batch.lines_answered == 4 * 50
+    assert server.sync_chat_requests() == 0
+    report = read_log(out["second"]).final_report
+    assert report["sessions"] == 4 and report["errored_sessions"] == 0
+    check_batched_log(out["second"], server)
+
+
+def test_an_expired_batch_keeps_what_it_answered_and_sends_the_rest_in_a_new_batch(tmp_path):
+    expire_first = BatchBehaviour(outcome=lambda n: "expired" if n == 0 else "completed", stop_after=120)
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=expire_first).start()
+    try:
+        log = tmp_path / "expired.jsonl"
+        done = run_cli(command("beauty_L", log, 4), env_for(server), timeout=300)
+    finally:
+        server.stop()
+    first, second = server.batch.created
+    assert len(first["custom_ids"]) == 200 and len(second["custom_ids"]) == 80
+    assert set(second["custom_ids"]) < set(first["custom_ids"])
+    assert server.sync_chat_requests() == 0
+    assert read_log(log).final_report["sessions"] == 4
+    assert "expired" in done.stderr and "sending them again in a new batch" in done.stderr
+    check_batched_log(log, server)
+
+
+def test_lines_that_fail_are_retried_and_a_line_the_api_refuses_errors_only_its_session(tmp_path):
+    failed_once: set[str] = set()
+    refused: list[str] = []  # the session whose run 3 seat 4 the API refuses: the first one it sees
+
+    def line_error(custom_id: str, body: dict[str, Any]) -> Optional[tuple[int, dict[str, Any]]]:
+        if "/run0/seat2/" in custom_id and custom_id not in failed_once:
+            failed_once.add(custom_id)  # a server error, once: the next batch answers it
+            return 500, api_error("The server had an error", kind="server_error")
+        if "/run3/seat4/" in custom_id and (not refused or custom_id.startswith(refused[0])):
+            refused[:1] = [custom_id.split("/")[0] + "/"]
+            return 400, api_error("Invalid 'messages': too long", param="messages")
+        return None
+
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(line_error=line_error)).start()
+    try:
+        log = tmp_path / "lines.jsonl"
+        done = run_cli(command("beauty_L", log, 4), env_for(server), timeout=300, returncode=ERRORED)
+    finally:
+        server.stop()
+    assert len(failed_once) == 4  # seat 2 of run 0 of each session failed once
+    assert [len(b["custom_ids"]) for b in server.batch.created] == [200, 4]
+    sessions = sessions_of(log)
+    bad = int(refused[0].rstrip("/").rsplit(".", 1)[1])
+    assert [i for i, s in sorted(sessions.items()) if s["errored"]] == [bad]
+    assert "HTTP 400" in sessions[bad]["error"] and "too long" in sessions[bad]["error"]
+    assert read_log(log).final_report["sessions"] == 3
+    assert "1 of 4 session(s)" in done.stderr
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_a_batch_that_fails_validation_errors_the_sessions_unless_the_calls_may_go_synchronously(fallback, tmp_path):
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(outcome=lambda n: "failed")).start()
+    try:
+        log = tmp_path / "failed.jsonl"
+        args = BATCH_ARGS + (",batch_fallback=yes" if fallback else "")
+        run_cli(command("beauty_L", log, 2, args) + ["--extra_eval_params", "max_attempts=2"], env_for(server),
+                timeout=300, returncode=0 if fallback else ERRORED)
+    finally:
+        server.stop()
+    assert len(server.batch.created) == 2  # max_attempts batches, then no more
+    report = read_log(log).final_report
+    if fallback:
+        assert server.sync_chat_requests() == 100 and report["sessions"] == 2
+        assert filing_problems(log) == []
+    else:
+        assert server.sync_chat_requests() == 0 and report["errored_sessions"] == 2
+        assert all("failed" in s["error"] for s in sessions_of(log).values())
