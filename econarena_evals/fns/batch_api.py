@@ -69,7 +69,7 @@ def batch_api(fn: Any) -> Optional[OpenAIBatches]:
     """The batch API ``fn``'s seat calls go through, or None for a fn that is not in batch mode."""
     if not isinstance(fn, ChatCompletionFn) or not fn.batch:
         return None
-    key = (fn.api_base, fn.api_key, tuple(sorted(fn.extra_headers.items())))
+    key = (fn.api_base, fn.api_key, fn.model, tuple(sorted(fn.extra_headers.items())))  # a batch is one model's
     with _apis_lock:
         if key not in _apis:
             _apis[key] = OpenAIBatches(fn)
