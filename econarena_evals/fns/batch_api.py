@@ -28,9 +28,15 @@ class OpenAIBatches:
     """The batch API of one endpoint and key (``calls.batches.BatchAPI``)."""
 
     def __init__(self, fn: ChatCompletionFn) -> None:
-        self.client = shared_client(fn.api_base, fn.api_key, API_TIMEOUT_S, 0, connect_s=30.0)
+        self.fn = fn
         self.label = endpoint_label(fn.api_base) or "api.openai.com"
         self.headers = {"extra_headers": fn.extra_headers} if fn.extra_headers else {}
+
+    @property
+    def client(self) -> Any:
+        # made at the first request, where a missing key is an error of that request: the run stops
+        # with one line (``calls.errors.fatal``), not a traceback before the first call
+        return shared_client(self.fn.api_base, self.fn.api_key, API_TIMEOUT_S, 0, connect_s=30.0)
 
     def upload(self, data: bytes) -> str:
         return self.client.files.create(file=("econarena_batch.jsonl", data), purpose="batch", **self.headers).id
