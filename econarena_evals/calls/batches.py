@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Union
 
-from .errors import RunStopped, SeatCallError, fatal, is_transient
+from .errors import RunStopped, SeatCallError, fatal, is_transient, status_of
 from .policy import CallPolicy
 from .state import RUN, stop_run
 
@@ -38,6 +38,7 @@ TERMINAL = ("completed", "failed", "expired", "cancelled")
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB limit per input file
 LINGER_S = 2.0  # a wave goes once no session has added a call for this long, whoever still plays
+NO_SUCH_ROUTE = (404, 405, 501)  # what a server without a batch API answers to /v1/files or /v1/batches
 FIRST_POLL_S = 1.0  # polls start fast (a small batch may finish in seconds) and double up to poll_s
 
 
@@ -290,14 +291,15 @@ class Waves:
     def _submit(self, api: BatchAPI, group: list[_Slot], number: int) -> Optional[str]:
         data = jsonl([s.line for s in group], self.endpoint)
         custom_ids = [s.line.custom_id for s in group]
-        file_id = self._api(lambda: api.upload(data), "uploading a batch's input file")
+        file_id = self._api(lambda: api.upload(data), "uploading a batch's input file", route=True)
         if isinstance(file_id, BaseException):
             self._fail(group, file_id)
             return None
         # recorded before the batch exists: a resume finds the batch of this file if we die in between
         self.record({"status": "uploaded", "input_file_id": file_id, "endpoint": api.label, "wave": number,
                      "custom_ids": custom_ids})
-        batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch")
+        batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
+                             route=True)
         if isinstance(batch_id, BaseException):
             self._fail(group, batch_id)
             return None
@@ -341,13 +343,19 @@ class Waves:
         return results, LineFailed(f"{why}: no result for this call" if status.status == "completed"
                                    else f"{why} before this call was answered")
 
-    def _api(self, request: Callable[[], Any], what: str) -> Any:
-        """One request to the batch API, retried as the call policy says; the result or the error."""
+    def _api(self, request: Callable[[], Any], what: str, route: bool = False) -> Any:
+        """One request to the batch API, retried as the call policy says; the result or the error.
+        ``route``: a request to a route every batch API has, so its absence means there is none."""
         jitter = random.Random(0)
         for attempt in range(1, self.policy.max_attempts + 1):
             try:
                 return request()
             except Exception as exc:  # noqa: BLE001 - classified below
+                if route and status_of(exc) in NO_SUCH_ROUTE:
+                    stop_run(f"this endpoint has no batch API ({what} was answered HTTP {status_of(exc)}): "
+                             "run without batch=yes, or against an endpoint that has /v1/files and /v1/batches",
+                             "no batch API")
+                    return exc
                 stop = fatal(exc)
                 if stop is not None:
                     stop_run(stop[1], stop[0])

@@ -115,6 +115,14 @@ def _flag(value: Any) -> Optional[bool]:
     return text in {"1", "true", "yes", "on"}
 
 
+def yes_no(name: str, value: Any) -> bool:
+    """A yes/no completion arg; anything else is refused, not taken for no."""
+    text = str(value).strip().lower()
+    if isinstance(value, bool) or text in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
+        return value if isinstance(value, bool) else text in {"1", "true", "yes", "on"}
+    raise ValueError(f"completion arg {name} must be yes or no, got {value!r}")
+
+
 def chat_messages(prompt: Any) -> list[dict[str, str]]:
     """The messages ``econarena/chat`` sends (and records) for a prompt: a text, or chat messages."""
     if isinstance(prompt, str):
@@ -200,13 +208,13 @@ class ChatCompletionFn(CompletionFn):
         self.extra_options = extra_options
         # Batch mode (docs/batch.md): the eval sends this fn's seat calls through the endpoint's
         # batch API, a wave of every session at a time; the fn itself still answers synchronously.
-        self.batch = bool(_flag(batch))
+        self.batch = yes_no("batch", batch)
         if self.batch and self.azure:
             raise ValueError("batch=yes: econarena/chat's batch mode speaks OpenAI's /v1/batches; "
                              "Azure OpenAI's batch deployments are not supported")
         poll = check_values({"batch_poll_s": batch_poll_s})["batch_poll_s"]
         self.batch_poll_s = 60.0 if poll is None else float(poll)  # the longest pause between two looks
-        self.batch_fallback = bool(_flag(batch_fallback))  # lines no batch answered go synchronously
+        self.batch_fallback = yes_no("batch_fallback", batch_fallback)  # lines no batch answered go synchronously
 
     def request(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
         """The body of the chat completions request for these messages and eval kwargs."""

@@ -215,3 +215,35 @@ def test_a_batch_that_fails_validation_errors_the_sessions_unless_the_calls_may_
     else:
         assert server.sync_chat_requests() == 0 and report["errored_sessions"] == 2
         assert all("failed" in s["error"] for s in sessions_of(log).values())
+
+
+def test_an_endpoint_without_a_batch_api_stops_the_run_in_one_line(tmp_path):
+    """A local server (llama.cpp, Ollama) has no /v1/files: the first upload says so, exit 4."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class NoBatches(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            seen.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"error": {"message": "File Not Found", "type": "not_found_error"}}'
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), NoBatches)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": f"http://127.0.0.1:{httpd.server_port}/v1", "OPENAI_API_KEY": "sk-x"}
+        done = run_cli(command("beauty_L", tmp_path / "none.jsonl", 2), env, timeout=120, returncode=4)
+    finally:
+        httpd.shutdown()
+    assert seen == ["/v1/files"]  # one upload, not retried, and no seat call sent synchronously
+    stopped = [x for x in done.stderr.splitlines() if x.startswith("econarena: stopped:")]
+    assert len(stopped) == 1 and "this endpoint has no batch API" in stopped[0] and "HTTP 404" in stopped[0]
