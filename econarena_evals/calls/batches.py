@@ -37,7 +37,11 @@ from .state import RUN, stop_run
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB limit per input file
-LINGER_S = 2.0  # a wave goes once no session has added a call for this long, whoever still plays
+# A session not yet started cannot add its calls until a thread is free (EVALS_SEQUENTIAL, fewer
+# threads than sessions): once every started session is in, and none started for this long, the
+# wave goes without those. (The start-up of the sessions takes milliseconds; a session that is
+# busy elsewhere, scoring or calling a synchronous opponent, is waited for however long it takes.)
+LINGER_S = 2.0
 NO_SUCH_ROUTE = (404, 405, 501)  # what a server without a batch API answers to /v1/files or /v1/batches
 FIRST_POLL_S = 1.0  # polls start fast (a small batch may finish in seconds) and double up to poll_s
 
@@ -174,9 +178,11 @@ class Waves:
         self.pending: list[_Slot] = []
         self.queued = 0  # calls whose lines wait in ``pending`` (a session has one at a time)
         self.left = 0  # sessions that will call no more
-        self.last_added = time.monotonic()
+        self.started = 0  # sessions that began to play
+        self.last_started = time.monotonic()
         self.waves = 0
         self.batches: list[str] = []  # every batch id this run submitted or attached to
+        self.ended: set[str] = set()  # those it saw end
 
     # ---- the sessions' side ----
 
@@ -188,16 +194,20 @@ class Waves:
         with self.cond:
             self.pending.extend(slots)
             self.queued += 1
-            self.last_added = time.monotonic()
             self._close_if_ready()
             while any(s.result is None for s in slots):
                 if RUN.stopped.is_set():
                     break
-                if self.pending and time.monotonic() - self.last_added >= self.linger_s:
-                    self._close()  # some session is slow to come (a sync opponent, few threads)
+                self._close_if_ready(lingered=True)
                 self.cond.wait(min(0.5, self.linger_s))
         stopped = RunStopped(RUN.stop_reason or "run stopped")
         return [s.result if s.result is not None else stopped for s in slots]
+
+    def enter(self) -> None:
+        """A session begins to play: the wave waits for its calls."""
+        with self.cond:
+            self.started += 1
+            self.last_started = time.monotonic()
 
     def leave(self) -> None:
         """A session is done (finished or errored): the wave need not wait for it."""
@@ -205,11 +215,20 @@ class Waves:
             self.left += 1
             self._close_if_ready()
 
-    def _close_if_ready(self) -> None:
+    def running(self) -> list[str]:
+        """Batches sent or attached to that this run did not see end: at a stop, they go on (paid for)."""
+        return [b for b in dict.fromkeys(self.batches) if b not in self.ended]
+
+    def _close_if_ready(self, lingered: bool = False) -> None:
         # every session still playing has its calls in: a session woken from the last wave and not
         # yet back is not, so this counts calls queued, not sessions waiting
-        if self.pending and self.queued + self.left >= self.sessions:
+        if not self.pending:
+            return
+        if self.queued + self.left >= self.sessions:
             self._close()
+        elif lingered and self.queued + self.left >= self.started and (
+                time.monotonic() - self.last_started >= self.linger_s):
+            self._close()  # the sessions still to come wait for a thread that only this wave frees
 
     def _close(self) -> None:
         wave, self.pending, self.queued = _Wave(self.pending), [], 0
@@ -256,6 +275,7 @@ class Waves:
                              "custom_ids": [s.line.custom_id for s in group]})
                 self.say(f"econarena: batch {batch_id}: re-attached: {len(group)} call(s) were sent in it before "
                          "the resume")
+                self.batches.append(batch_id)
                 batches[batch_id] = group
             for cut in chunks([s.line for s in fresh], self.endpoint):
                 group = fresh[cut.start:cut.stop]
@@ -326,10 +346,9 @@ class Waves:
             if status.status in TERMINAL:
                 break
             if RUN.stopped.wait(interval):
-                self.say(f"econarena: batch {batch_id} goes on at the provider; the resume command takes its "
-                         "results instead of sending its calls again")
-                return None
+                return None  # the batch goes on: ``running`` names it for the line the run ends with
             interval = min(self.poll_s, interval * 2)
+        self.ended.add(batch_id)
         results: dict[str, Result] = {}
         for file_id in (status.error_file_id, status.output_file_id):  # answers win over errors
             if file_id:

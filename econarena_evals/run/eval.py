@@ -224,6 +224,7 @@ class EconArena(evals.Eval):
             except KeyboardInterrupt:  # pressed again: leave now
                 pass
             self._record_stop(recorder, word, f"{word} ({said})")
+            self._say_running_batches()
             hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
             exit_status.fail(code)
             raise SystemExit(code) from None
@@ -235,6 +236,7 @@ class EconArena(evals.Eval):
             restore()
         if RUN.stop_reason:
             self._record_stop(recorder, RUN.stop_word or "stopped", RUN.stop_reason)
+            self._say_running_batches()
         errored = sum(r is None for r in results)
         if errored:
             why = f"{errored} session(s) errored."
@@ -272,6 +274,12 @@ class EconArena(evals.Eval):
 
         return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
                      adopted=adopted)
+
+    def _say_running_batches(self) -> None:
+        running = self._waves.running() if self._waves is not None else []
+        if running:
+            print(f"econarena: {len(running)} batch(es) go on at the provider ({', '.join(running)}): the resume "
+                  "takes their results instead of sending their calls again", file=sys.stderr, flush=True)
 
     def _kept_call(self, session: int, run: int, seat: int) -> bool:
         """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
@@ -321,6 +329,8 @@ class EconArena(evals.Eval):
             durable()
             self._count_kept(1, sum(t == "sampling" for t, _ in done.events))
             return done.result
+        if self._waves is not None:
+            self._waves.enter()
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
         state = _SessionState(
             session=session,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any, Optional
 
 import pytest
@@ -92,6 +93,7 @@ def play(w: Waves, api: MemoryAPI, sessions: dict[str, list[str]]) -> dict[str, 
     results: dict[str, list[Any]] = {}
 
     def session(name: str, ids: list[str]) -> None:
+        w.enter()
         results[name] = w.call([(api, Line(cid, {"n": cid})) for cid in ids])
         w.leave()
 
@@ -125,6 +127,30 @@ def test_a_session_that_is_done_does_not_hold_the_wave():
     w.leave()  # the other session errored before it had any call
     got = w.call([(api, Line("a", {}))])
     assert got[0].body == {"echo": "a"}
+
+
+def test_a_session_busy_elsewhere_is_waited_for_but_one_not_started_is_not():
+    api, records = MemoryAPI(), []
+    w = waves(3, records, linger_s=0.2)
+    got: dict[str, Any] = {}
+
+    def busy() -> None:
+        w.enter()
+        time.sleep(0.8)  # four lingers: scoring, or a synchronous opponent's calls
+        got["busy"] = w.call([(api, Line("b", {}))])
+        w.leave()
+
+    thread = threading.Thread(target=busy)
+    w.enter()
+    thread.start()
+    got["first"] = w.call([(api, Line("a", {}))])  # the third session never starts: one thread each
+    thread.join(10)
+    assert got["first"][0].batch_id == got["busy"][0].batch_id == "batch_0"
+    assert len(api.batches) == 1
+    # the third session starts only now, once the first is done and frees its thread
+    w.leave()
+    w.enter()
+    assert w.call([(api, Line("c", {}))])[0].batch_id == "batch_1"
 
 
 def test_an_expired_batch_keeps_its_answers_and_sends_the_rest_again():

@@ -138,7 +138,7 @@ def test_killed_during_the_wait_the_resume_takes_the_batch_and_pays_nothing_twic
     server = out["server"]
     assert out["status"] == TERMINATED
     assert out["submitted_before"] == at_batch
-    assert "goes on at the provider" in out["stderr"]
+    assert f"1 batch(es) go on at the provider ({server.batch.created[at_batch - 1]['id']})" in out["stderr"]
     assert "re-attached" in out["resumed"]
     # no batch submitted twice, no line in two batches, and the lines answered are the calls needed
     assert len(server.batch.created) == batches
