@@ -58,6 +58,28 @@ def hold_log(path: Any) -> None:
     HELD_LOGS[real] = fd
 
 
+def being_written(path: Any) -> bool:
+    """True if another live process holds the log's lock (``hold_log``): a run is still writing it.
+    A log this process writes itself, or one the lock cannot be asked about, is not."""
+    real = os.path.realpath(os.fspath(path))
+    if real in HELD_LOGS:
+        return False
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def lock_record_path(local_recorder: type) -> None:
     """Wrap evals' ``LocalRecorder.__init__`` so that ``hold_log`` runs before the file is touched."""
     if getattr(local_recorder, "_econarena_locked", False):

@@ -16,6 +16,7 @@ from ..core.sessions import unique_names
 from ..fns.identity import from_spec, label, masked
 from ..games import get as get_game
 from ..games import outcome_from_event
+from ..integration.log_file import being_written
 from ..score.metrics import METRICS, rescore_sessions
 from .format import (
     PLAN_EVENT,
@@ -249,14 +250,18 @@ def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
         counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
 
 
+RUNNING = "running"  # status_of: a live run still writes the log
+
+
 def status_of(log: EvalLog) -> str:
     """``stopped: <cause>`` when the run recorded why it stopped early (quota, interrupted, ...);
-    ``partial`` when it ended without a final report and without saying why (a kill); else
-    ``errored`` if any session errored (every one, or some), ``finished`` if none did."""
+    ``running`` when it has neither and a live run still writes it; ``partial`` when it ended
+    without a final report and without saying why (a kill); else ``errored`` if any session
+    errored (every one, or some), ``finished`` if none did."""
     if log.stop is not None:
         return f"stopped: {log.stop.get('stopped') or 'early'}"
     if log.final_report is None:
-        return "partial"
+        return RUNNING if being_written(log.path) else "partial"
     return "errored" if any(s.get("errored") for s in log.sessions) or not log.sessions else "finished"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
-from ..log.evallog import EvalLog, find_logs, read_log, status_of
+from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
 from ..run.conditions import Condition, column_name, condition_of, non_default, registry_defaults
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
@@ -91,7 +91,8 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
         elif not log.is_econarena:
             notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
         elif not log.sessions and not log.calls and log.stop is None:
-            notes.append({"file": str(path), "status": "skipped", "why": "no seat call answered in the log"})
+            live = "; a live run is still writing it" if status_of(log) == RUNNING else ""
+            notes.append({"file": str(path), "status": "skipped", "why": f"no seat call answered in the log{live}"})
         else:
             by_condition.setdefault(condition_of(log.spec, log.settings or None), []).append(log)
 

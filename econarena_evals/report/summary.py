@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..core.redact import redact_text
 from ..fns.identity import FALLBACK_NOTE
-from ..log.evallog import EvalLog, find_logs, rescore_events
+from ..log.evallog import RUNNING, EvalLog, find_logs, rescore_events
 from ..log.format import metric_key
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
@@ -217,7 +217,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:
         print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
-        if c.status != "finished":
+        if c.status == RUNNING:
+            print("   a live run is still writing it: nothing to resume; run the summary again when it ends")
+        elif c.status != "finished":
             print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
     for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
         cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..core.closest import closest
-from ..log.evallog import EvalLog, read_log, status_of
+from ..log.evallog import RUNNING, EvalLog, read_log, status_of
 from . import exit_status
 from .evalset import known_sets, members
 from .resume import RESUME_ENV
@@ -101,6 +101,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if state is not None and status_of(state) == "finished":
             print(f"{say} kept {latest} (finished; delete it to run that eval again)", file=sys.stderr)
             continue
+        if state is not None and status_of(state) == RUNNING:  # a second run would pay for its calls again
+            print(f"{say} {latest} is being written by a run that is still going: wait for it to end, "
+                  "then run this command again", file=sys.stderr)
+            return exit_status.REFUSED
         env = dict(os.environ)
         if state is None or not paid_for(state):
             target = latest or logs[0]  # nothing answered in it: nothing to lose by writing it again

@@ -78,3 +78,51 @@ def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
 
     values = [0.1, 0.5, 0.52, 0.9, 0.33, 0.47, 0.61]
     assert metric_interval(values, "c", "p", "eas") == metric_interval(values[::-1], "c", "p", "eas")
+
+
+
+def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_econarena_run_leaves_it(tmp_path):
+    """Read while its run goes on, a log has no final report yet: it is not a killed run to resume.
+    The run is held in a batch the server keeps in progress until the test lets it end: the set's
+    first eval with nothing answered yet, then beauty_hist (the fourth) after its first run."""
+    import threading
+    import time
+
+    from openai_server import BatchBehaviour, OpenAIServer
+    from policies import scripted
+
+    hold = threading.Event()
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(hold=hold, run_s=0.5)).start()
+    env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+    out = tmp_path / "runs"
+    command = [cli("econarena-run"), "econarena/chat:gpt-4o", "econarena", "--out", str(out), "--registry_path",
+               str(REGISTRY), "--max_samples", "1", "--completion_args", "batch=yes,batch_poll_s=0.1"]
+    try:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not server.batch.created:
+            time.sleep(0.05)
+        live = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        hold.set()
+        while time.monotonic() < deadline and len(server.batch.created) < 4:
+            time.sleep(0.01)
+        hold.clear()  # beauty_hist's second run waits
+        server.batch.behaviour = BatchBehaviour(hold=hold)
+        while time.monotonic() < deadline and len(server.batch.created) < 5:
+            time.sleep(0.01)
+        answered = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
+        hold.set()
+        assert proc.wait(timeout=300) == 0
+    finally:
+        hold.set()
+        server.stop()
+    said = live.stdout + live.stderr  # nothing answered yet: the log is named on stderr, not tabled
+    assert "a live run is still writing it" in said and "resume_from" not in said, said
+    assert again.returncode == 2 and "is being written by a run that is still going" in again.stderr
+    row = next(x for x in answered.stdout.splitlines() if " beauty_hist " in x)
+    assert row.rstrip().endswith("running"), answered.stdout  # its status column
+    assert "a live run is still writing it" in answered.stdout and "resume_from" not in answered.stdout
+    assert len(server.batch.created) == 14  # the second command sent nothing: one batch per wave of the set
+    done = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
+    assert "running" not in done.stdout and "a live run" not in done.stdout
