@@ -28,7 +28,7 @@ from evals.record import record_sampling
 
 from ..calls.errors import NotACompletion, RetryNow
 from ..calls.lanes import observe_response_headers
-from .completion_args import check_values, decode_args
+from .completion_args import check_values, decode_args, typed_options
 from .reply_bytes import http_client as reply_bytes_client
 from .usage import flatten_usage
 
@@ -189,7 +189,7 @@ class ChatCompletionFn(CompletionFn):
         self.reasoning_effort = reasoning_effort
         # Values from the command line arrive as strings: JSON objects and arrays become objects, and
         # numbers outside their domain (temperature=nan, max_tokens=0) are refused before any call.
-        extra_options = check_values(decode_args(extra_options))
+        extra_options = typed_options(check_values(decode_args(extra_options)))
         own = check_values({"temperature": temperature, "max_tokens": max_tokens,
                             "max_completion_tokens": max_completion_tokens,
                             "request_timeout_s": request_timeout_s, "max_retries": max_retries})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 import shlex
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
@@ -90,6 +91,42 @@ def check_values(args: Mapping[str, Any]) -> dict[str, Any]:
         if not inside:
             raise ValueError(f"completion arg {name} must be {_domain(low, high, integer, above)}, got {value!r}")
         out[name] = int(number) if integer else number
+    return out
+
+
+_WORD = re.compile(r"[A-Za-z_]+")
+
+
+def typed_options(options: Mapping[str, Any], route: str = "chat") -> dict[str, Any]:
+    """``options`` with each text value that the openai client's ``create()`` declares as a number
+    or a boolean only (``seed: Optional[int]``, ``logprobs: Optional[bool]``) read as one: from the
+    command line ``seed=3`` arrives as the text "3", which the API refuses ("'3' is not of type
+    'integer'"). A value that is no such number or boolean is left as it came, for the endpoint to judge."""
+    if route == "chat":
+        from openai.resources.chat import Completions
+    else:
+        from openai.resources.completions import Completions
+    try:
+        params = inspect.signature(Completions.create).parameters
+    except (TypeError, ValueError):
+        return dict(options)
+    out = dict(options)
+    for name, value in options.items():
+        if not isinstance(value, str) or name not in params:
+            continue
+        kinds = set(_WORD.findall(str(params[name].annotation)))
+        if kinds & {"str", "Literal", "Any", "object"}:
+            continue
+        text = value.strip()
+        if "bool" in kinds and text.lower() in ("true", "false"):
+            out[name] = text.lower() == "true"
+        elif "int" in kinds and re.fullmatch(r"[+-]?\d+", text):
+            out[name] = int(text)
+        elif "float" in kinds:
+            try:
+                out[name] = float(text)
+            except ValueError:
+                pass
     return out
 
 

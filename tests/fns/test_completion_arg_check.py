@@ -87,6 +87,19 @@ def test_right_but_unusual_args_still_reach_the_server(model_env, server, tmp_pa
     assert len(sent) == 50 and all(b["seed"] == 3 and b["top_k"] == 40 for b in sent)
 
 
+def test_numbers_and_booleans_from_the_command_line_are_sent_as_the_client_declares_them(model_env, server, tmp_path):
+    """--completion_args seed=3 arrives as the text "3": sent as the integer the API takes, while a
+    text option keeps its text however it looks (user=42, stop=5)."""
+    model = "typed-args-model"
+    proc = oaieval(f"econarena/chat:{model}", model_env, tmp_path, "--completion_args",
+                   "seed=3,logprobs=false,top_logprobs=0,user=42,stop=5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bodies = [body for _, body in server.bodies(model)]
+    assert len(bodies) == 50
+    assert all(b["seed"] == 3 and b["logprobs"] is False and b["top_logprobs"] == 0 and b["user"] == "42"
+               and b["stop"] == "5" for b in bodies), bodies[0]
+
+
 def test_the_known_names_come_from_the_signatures():
     chat = request_options("chat")
     assert {"temperature", "seed", "logit_bias", "extra_body", "extra_headers", "extra_query"} <= chat
