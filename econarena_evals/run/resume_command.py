@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -93,7 +94,8 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
     """The two lines that tell how to resume the run ``spec`` describes from its log. ``env``: the
     run's environment, when known (the eval's own process), so the command carries its endpoint."""
     # a log written before secrets were masked may hold a key in its command line: never repeat it
-    command = redact_command(str((spec.get("run_config") or {}).get("command") or ""))
+    raw = str((spec.get("run_config") or {}).get("command") or "")
+    command = redact_command(raw)
     try:
         shlex.split(command)
     except ValueError:  # a hand-edited command line that cannot be split: told as if there were none
@@ -108,11 +110,23 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
         note += "\n  (OPENAI_BASE_URL's user, password and query are masked as ***: set it as the run had it)"
     if "***" in command:
         note += "\n  (a secret in the command is masked as ***: pass it through the environment, e.g. OPENAI_API_KEY)"
-    if "api_base=" in command or "base_url=" in command:  # userinfo is dropped without a trace of it
+    if _secret_in_base_url(raw):  # userinfo is dropped without a trace of it
         note += ("\n  (a user, password or query value in api_base is never repeated here: add it back if the "
                  "endpoint needs it)")
     return "To resume it (every answered seat call is kept; only what is missing is sent):\n  " \
            + prefix + resume_command(command, log_path) + note
+
+
+_BASE_URL_ARG = re.compile(r"(?:api_base|base_url)=([^,\s'\"]+)")
+
+
+def _secret_in_base_url(command: str) -> bool:
+    """Does an api_base or base_url of the command hold a user, a password or a query?"""
+    for url in _BASE_URL_ARG.findall(command):
+        netloc = url.split("://", 1)[-1].split("/", 1)[0]
+        if "@" in netloc or "?" in url:
+            return True
+    return False
 
 
 _hinted = False

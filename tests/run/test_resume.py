@@ -22,7 +22,7 @@ from test_e2e import assert_rescores
 
 from econarena_evals.log.evallog import read_log
 from econarena_evals.run.resume import ResumeRefused, plan
-from econarena_evals.run.resume_command import next_record_path, resume_command
+from econarena_evals.run.resume_command import hint, next_record_path, resume_command
 from econarena_evals.score.metrics import METRICS
 
 from conftest import REGISTRY, base_env, cli, run_cli
@@ -217,6 +217,14 @@ def test_resume_command_keeps_the_other_params_and_moves_the_log(tmp_path):
     odd = tmp_path / "a,b.jsonl"
     expected = f"ECONARENA_RESUME={shlex.quote(str(odd))} oaieval"
     assert resume_command("oaieval gpt-4 econarena.beauty_L", str(odd)).startswith(expected)
+
+
+@pytest.mark.parametrize("api_base,warned", [("http://127.0.0.1:8000/v1", False), ("https://u:pw@gw.example/v1", True),
+                                             ("https://gw.example/v1?key=abc", True)])
+def test_the_resume_hint_warns_of_a_dropped_api_base_secret_only_when_there_was_one(api_base, warned, tmp_path):
+    spec = {"run_config": {"command": f"oaieval econarena/chat:m econarena.beauty_L --completion_args api_base={api_base}"}}
+    said = hint(spec, str(tmp_path / "run.jsonl"), env={})
+    assert ("never repeated here" in said) is warned
 
 
 def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path):
