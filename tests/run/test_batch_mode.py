@@ -151,11 +151,13 @@ def test_killed_during_the_wait_the_resume_takes_the_batch_and_pays_nothing_twic
     check_batched_log(out["second"], server)
 
 
-def test_an_expired_batch_keeps_what_it_answered_and_sends_the_rest_in_a_new_batch(tmp_path):
-    expire_first = BatchBehaviour(outcome=lambda n: "expired" if n == 0 else "completed", stop_after=120)
-    server = OpenAIServer(scripted, models=("gpt-4o",), batch=expire_first).start()
+@pytest.mark.parametrize("end", ["expired", "cancelled"])
+def test_an_expired_or_cancelled_batch_keeps_what_it_answered_and_sends_the_rest_in_a_new_batch(end, tmp_path):
+    """Expired: its window passed; cancelled: by someone else (the dashboard, another script)."""
+    first_ends = BatchBehaviour(outcome=lambda n: end if n == 0 else "completed", stop_after=120)
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=first_ends).start()
     try:
-        log = tmp_path / "expired.jsonl"
+        log = tmp_path / f"{end}.jsonl"
         done = run_cli(command("beauty_L", log, 4), env_for(server), timeout=300)
     finally:
         server.stop()
@@ -164,7 +166,7 @@ def test_an_expired_batch_keeps_what_it_answered_and_sends_the_rest_in_a_new_bat
     assert set(second["custom_ids"]) < set(first["custom_ids"])
     assert server.sync_chat_requests() == 0
     assert read_log(log).final_report["sessions"] == 4
-    assert "expired" in done.stderr and "sending them again in a new batch" in done.stderr
+    assert f"{end}, 120 of 200 done" in done.stderr and "sending them again in a new batch" in done.stderr
     check_batched_log(log, server)
 
 
