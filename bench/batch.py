@@ -29,6 +29,7 @@ from econarena_evals.core.sessions import waves  # noqa: E402
 from econarena_evals.games import cell as game_cell  # noqa: E402
 from econarena_evals.log.evallog import read_log  # noqa: E402
 from econarena_evals.run.plan import eval_args  # noqa: E402
+
 from openai_server import BatchBehaviour, OpenAIServer  # noqa: E402
 from policies import scripted  # noqa: E402
 

@@ -150,6 +150,10 @@ def read_results(data: bytes, batch_id: str) -> dict[str, Result]:
     return results
 
 
+class _Unknown(Exception):
+    """The API does not know the batch asked for."""
+
+
 @dataclass
 class _Slot:
     api: BatchAPI
@@ -284,20 +288,25 @@ class Waves:
                     batches[batch_id] = group
             todo = []
             for batch_id, group in batches.items():
-                waited = self._wait(api, batch_id, len(group))
+                waited = self._wait(api, batch_id, len(group), attached=batch_id in attached)
                 if waited is None:  # the batches go on at the provider; a resume takes their results
                     self._stopped([slot for group in batches.values() for slot in group])
                     return
                 results, unanswered = waited
                 for slot in group:
                     result = results.get(slot.line.custom_id) or unanswered
-                    if isinstance(result, LineFailed) and result.transient and slot.tries < self.policy.max_attempts:
+                    # a line an earlier run's batch refused is tried again: the resume asks for that
+                    again = isinstance(result, LineFailed) and (result.transient or batch_id in attached)
+                    if again and slot.tries < self.policy.max_attempts:
                         todo.append(slot)
                     else:
                         self._settle(slot, result)
             if todo:
                 self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
                          f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
+                # a batch refused as a whole (an enqueued-token limit) is not sent straight back
+                if RUN.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
+                    break
         self._stopped(todo)
 
     def _found(self, api: BatchAPI, file_id: Optional[str]) -> Optional[str]:
@@ -329,16 +338,22 @@ class Waves:
         self.say(f"econarena: batch {batch_id}: submitted, {len(group)} call(s) of wave {number} ({api.label})")
         return batch_id
 
-    def _wait(self, api: BatchAPI, batch_id: str, calls: int) -> Optional[tuple[dict[str, Result], LineFailed]]:
+    def _wait(self, api: BatchAPI, batch_id: str, calls: int,
+              attached: bool = False) -> Optional[tuple[dict[str, Result], LineFailed]]:
         """Poll the batch until it ends: its lines' results, and what a line without one failed with
-        (None if the run stopped meanwhile)."""
+        (None if the run stopped meanwhile). ``attached``: an earlier run's batch, which this
+        endpoint may not know (another key or project): then its calls go in a new batch."""
         started, interval, said = time.monotonic(), min(FIRST_POLL_S, self.poll_s), None
         while True:
-            status = self._api(lambda: api.retrieve(batch_id), f"asking for batch {batch_id}")
+            status = self._api(lambda: api.retrieve(batch_id), f"asking for batch {batch_id}", unknown_ok=attached)
+            if isinstance(status, _Unknown):
+                self.say(f"econarena: batch {batch_id} is unknown to this endpoint (another key or project?): "
+                         f"its {calls} call(s) go in a new batch")
+                return {}, LineFailed(f"batch {batch_id} is unknown to this endpoint")
             if isinstance(status, BaseException):  # every line retried in a new batch, within max_attempts
                 return {}, LineFailed(f"batch {batch_id}: {type(status).__name__}: {status}")
             line = (f"{status.status}, {status.completed} of {status.total or calls} done, "
-                    f"{status.failed} failed")
+                    f"{status.failed} failed" + (f": {status.errors}" if status.errors else ""))
             if line != said or status.status in TERMINAL:
                 waited = time.monotonic() - started
                 self.say(f"econarena: batch {batch_id}: {line} ({waited:.0f} s waited)")
@@ -362,14 +377,17 @@ class Waves:
         return results, LineFailed(f"{why}: no result for this call" if status.status == "completed"
                                    else f"{why} before this call was answered")
 
-    def _api(self, request: Callable[[], Any], what: str, route: bool = False) -> Any:
+    def _api(self, request: Callable[[], Any], what: str, route: bool = False, unknown_ok: bool = False) -> Any:
         """One request to the batch API, retried as the call policy says; the result or the error.
-        ``route``: a request to a route every batch API has, so its absence means there is none."""
+        ``route``: a request to a route every batch API has, so its absence means there is none;
+        ``unknown_ok``: a 404 is an answer (``_Unknown``), not an error that stops the run."""
         jitter = random.Random(0)
         for attempt in range(1, self.policy.max_attempts + 1):
             try:
                 return request()
             except Exception as exc:  # noqa: BLE001 - classified below
+                if unknown_ok and status_of(exc) == 404:
+                    return _Unknown(str(exc))
                 if route and status_of(exc) in NO_SUCH_ROUTE:
                     stop_run(f"this endpoint has no batch API ({what} was answered HTTP {status_of(exc)}): "
                              "run without batch=yes, or against an endpoint that has /v1/files and /v1/batches",

@@ -19,6 +19,7 @@ from ..games import outcome_from_event
 from ..integration.log_file import being_written
 from ..score.metrics import METRICS, rescore_sessions
 from .format import (
+    BATCH_EVENT,
     PLAN_EVENT,
     PLAYERS_EVENT,
     RUN_EVENT,
@@ -47,6 +48,8 @@ class EvalLog:
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
+    # batch mode: the batches the run sent or re-attached to (paid for, even with no answer in the log yet)
+    batches: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
 
@@ -311,6 +314,10 @@ def read_log(path: Path) -> EvalLog:
                 reading.note(f"line {lineno}: {kind} event skipped: {why}")
             else:
                 log.plan = data
+        elif kind == BATCH_EVENT and isinstance(data, dict):
+            if data.get("status") in ("submitted", "attached") and isinstance(data.get("batch_id"), str):
+                if data["batch_id"] not in log.batches:
+                    log.batches.append(data["batch_id"])
         elif kind == "sampling" and isinstance(data, dict):
             log.calls += SEAT_TAG in data
             if SEAT_TAG in data:
@@ -329,7 +336,7 @@ def read_log(path: Path) -> EvalLog:
         log.mixed = reading.mixed
         log.problems.append(reading.mixed)
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
-        log.calls, log.stop, log.usage, log.plan = 0, None, {}, None
+        log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
         return log
     if reading.refused:
         return log

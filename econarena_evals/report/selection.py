@@ -90,7 +90,7 @@ def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
             notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
         elif not log.is_econarena:
             notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
-        elif not log.sessions and not log.calls and log.stop is None:
+        elif not log.sessions and not log.calls and not log.batches and log.stop is None:
             live = "; a live run is still writing it" if status_of(log) == RUNNING else ""
             notes.append({"file": str(path), "status": "skipped", "why": f"no seat call answered in the log{live}"})
         else:

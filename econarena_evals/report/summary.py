@@ -106,8 +106,9 @@ def done_counts(log: EvalLog, expected: Optional[int]) -> str:
     """What a stopped log holds: finished sessions, runs and answered seat calls."""
     finished = sum(1 for s in log.sessions if not s.get("errored"))
     of = f" of {expected}" if expected is not None else ""
+    sent = f", {len(log.batches)} batch(es) sent (a resume waits for them, not sending them again)" if log.batches else ""
     return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
-            f"{log.calls} seat call(s) answered (a resume sends only the others)")
+            f"{log.calls} seat call(s) answered (a resume sends only the others){sent}")
 
 
 def table(chosen: list[Chosen]) -> str:

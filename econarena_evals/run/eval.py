@@ -458,6 +458,8 @@ class EconArena(evals.Eval):
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
+            print(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
+                  "synchronously (batch_fallback=yes), at the synchronous price", file=sys.stderr, flush=True)
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})

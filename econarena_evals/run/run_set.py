@@ -45,8 +45,9 @@ def logs_of(out: Path, fn: str, eval_name: str, most: int = 100) -> list[Path]:
 
 
 def paid_for(log: EvalLog) -> bool:
-    """Does the log hold anything an endpoint answered (a seat call, a finished session)?"""
-    return log.calls > 0 or any(not s.get("errored") for s in log.sessions)
+    """Does the log hold anything an endpoint answered or will (a seat call, a finished session, a
+    batch sent: its calls are paid for even before it ends, and a resume waits for it)?"""
+    return log.calls > 0 or bool(log.batches) or any(not s.get("errored") for s in log.sessions)
 
 
 def run_child(args: list[str], env: dict[str, str]) -> int:

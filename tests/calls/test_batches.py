@@ -194,6 +194,28 @@ def test_lines_already_in_a_batch_are_waited_for_there_not_sent_again():
     assert {r["batch_id"]: sorted(r["custom_ids"]) for r in attached} == {"batch_0": ["a", "b"], "batch_1": ["c"]}
 
 
+def test_a_batch_this_endpoint_does_not_know_is_sent_anew_and_a_line_it_refused_is_tried_again():
+    class NotFound(Exception):
+        status_code = 404
+
+    class Forgetful(MemoryAPI):
+        def retrieve(self, batch_id: str) -> Status:
+            if batch_id == "batch_gone":
+                raise NotFound("No batch found with id 'batch_gone'.")
+            # the earlier run's batch refused line r; this time the endpoint takes it
+            self.line_status = {"r": 400} if batch_id == "batch_0" else {}
+            return super().retrieve(batch_id)
+
+    api, records = Forgetful(), []
+    api.upload(b'{"custom_id": "r", "body": {}}\n')
+    api.create("file-0", {})
+    adopted = {"g": {"batch_id": "batch_gone"}, "r": {"batch_id": "batch_0"}}
+    got = waves(1, records, adopted=adopted).call([(api, Line(c, {})) for c in "gr"])
+    assert all(isinstance(r, Answer) for r in got)
+    assert [line["custom_id"] for line in api.batches["batch_1"]["lines"]] == ["g", "r"]  # one new batch for both
+    assert len(api.batches) == 2
+
+
 def test_stopping_the_run_stops_the_wait_not_the_batch():
     class Endless(MemoryAPI):
         def retrieve(self, batch_id: str) -> Status:

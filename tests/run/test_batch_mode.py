@@ -120,6 +120,7 @@ def stop_during_the_wait(cell: str, sessions: int, at_batch: int, tmp_path: Path
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
         submitted_before = len(server.batch.created)
+        summary = subprocess.run([cli("econarena-summary"), str(first)], env=env, capture_output=True, text=True)
         hold.set()  # the batch ends while nobody waits for it
         server.batch.behaviour = BatchBehaviour(run_s=0.1)
         line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
@@ -129,6 +130,7 @@ def stop_during_the_wait(cell: str, sessions: int, at_batch: int, tmp_path: Path
     finally:
         server.stop()
     return {"status": proc.returncode, "stderr": err, "resumed": resumed.stderr, "second": second,
+            "summary": summary.stdout,
             "submitted_before": submitted_before, "server": server}
 
 
@@ -140,6 +142,8 @@ def test_killed_during_the_wait_the_resume_takes_the_batch_and_pays_nothing_twic
     assert out["submitted_before"] == at_batch
     assert f"1 batch(es) go on at the provider ({server.batch.created[at_batch - 1]['id']})" in out["stderr"]
     assert "re-attached" in out["resumed"]
+    # the summary lists the stopped log, with nothing answered yet in a cell without history, and its batch
+    assert "batch(es) sent (a resume waits for them" in out["summary"] and "resume_from=" in out["summary"]
     # no batch submitted twice, no line in two batches, and the lines answered are the calls needed
     assert len(server.batch.created) == batches
     sent = [c for b in server.batch.created for c in b["custom_ids"]]
@@ -249,3 +253,32 @@ def test_an_endpoint_without_a_batch_api_stops_the_run_in_one_line(tmp_path):
     assert seen == ["/v1/files"]  # one upload, not retried, and no seat call sent synchronously
     stopped = [x for x in done.stderr.splitlines() if x.startswith("econarena: stopped:")]
     assert len(stopped) == 1 and "this endpoint has no batch API" in stopped[0] and "HTTP 404" in stopped[0]
+
+
+def test_the_same_econarena_run_after_a_stop_during_the_wait_takes_the_batch_and_sends_nothing_twice(tmp_path):
+    """A cell without history has nothing answered until its one batch ends: its log still holds
+    the batch, so running the set's command again resumes it instead of writing the log anew."""
+    hold = threading.Event()
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(hold=hold)).start()
+    env = env_for(server)
+    command = [cli("econarena-run"), FN, "econarena", "--out", str(tmp_path / "runs"), "--registry_path",
+               str(REGISTRY), "--max_samples", "1", "--completion_args", BATCH_ARGS]
+    try:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.batch.created and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+        hold.set()
+        server.batch.behaviour = BatchBehaviour()
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        server.stop()
+    assert proc.returncode == TERMINATED
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resuming from it" in again.stderr and "re-attached" in again.stderr
+    sent = [c for b in server.batch.created for c in b["custom_ids"]]
+    assert len(server.batch.created) == 14 and len(sent) == len(set(sent)) == 5 * 50
+    assert server.sync_chat_requests() == 0
