@@ -187,6 +187,7 @@ class Waves:
         self.waves = 0
         self.batches: list[str] = []  # every batch id this run submitted or attached to
         self.ended: set[str] = set()  # those it saw end
+        self.answered = 0  # calls a batch answered (the progress line's count)
 
     # ---- the sessions' side ----
 
@@ -244,6 +245,7 @@ class Waves:
         with self.cond:
             if slot.result is None:
                 slot.result = result
+                self.answered += isinstance(result, Answer)
             self.cond.notify_all()
 
     # ---- the wave's side: one thread per wave ----

@@ -133,8 +133,8 @@ def fatal_cause(exc: BaseException) -> Optional[str]:
 def fatal(exc: BaseException) -> Optional[tuple[str, str]]:
     """(the stop's word in the log and the summary's status, the line for the user), or None."""
     if _no_key(exc):
-        return "key", ("no API key was given (export OPENAI_API_KEY, or give api_key in --completion_args), "
-                       "then resume")
+        # the environment, not --completion_args api_key=...: evals writes the command line into the log
+        return "key", "no API key was given: export OPENAI_API_KEY=..., then resume"
     status = status_of(exc)
     if status is None or status in OVERLOADED:
         return None

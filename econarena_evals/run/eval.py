@@ -207,7 +207,7 @@ class EconArena(evals.Eval):
                     f"({duration(max(0.0, total_s - elapsed_s))} more)")
 
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
-                            pace_line=pace_line)
+                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0)
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
         if self._waves is not None:
             print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)

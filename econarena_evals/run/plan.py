@@ -129,6 +129,8 @@ def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional
     count, counted = token_counter(model)
     game = get_game(cell.game)
     tokens = calls = skipped = 0
+    wave_of = {run: i for i, wave in enumerate(waves(cell.runs, cell.history_runs)) for run in wave}
+    per_wave = [0] * len(set(wave_of.values()))  # calls to send in each wave (a resumed run's may be none)
     for session in sessions:
         for run in range(cell.runs):
             past = _typical_past(cell, session, run)
@@ -139,10 +141,10 @@ def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional
                 messages = game.seat_prompt(cell, session, run, seat, past)
                 tokens += count(prompt_text(messages)) + MESSAGE_OVERHEAD * len(messages) + 3
                 calls += 1
-    wave_runs = waves(cell.runs, cell.history_runs)
-    per_wave = calls / len(wave_runs) if wave_runs else 0  # sessions of a wave go in one batch
-    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped, len(wave_runs),
-                    len(wave_runs) * max(1, math.ceil(per_wave / MAX_LINES)) if calls else 0)
+                per_wave[wave_of[run]] += 1
+    sent = [n for n in per_wave if n]  # the sessions' calls of a wave go in one batch, or as few as fit
+    return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped, len(sent),
+                    sum(math.ceil(n / MAX_LINES) for n in sent))
 
 
 # ---- econarena-plan: the same for evals named in the registry, without any call ----
@@ -247,15 +249,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.batch:
         print(total.batch_line())
     minutes = total.minutes_at(args.rpm, args.tpm)
-    if minutes is not None:
+    if minutes is not None and args.batch:  # a batch API has limits of its own (enqueued tokens), not these
+        print("--rpm and --tpm are the synchronous limits: a batch run is bound by the batch API's own limits "
+              "(enqueued tokens per model), not by them")
+    elif minutes is not None:
         print(f"at {args.rpm or 0:g} requests/min and {args.tpm or 0:g} tokens/min (0: no limit): at least {minutes:.1f} min")
     if args.price_in is not None or args.price_out is not None:
         share = args.batch_discount if args.batch and args.batch_discount is not None else 1.0
         cost_in = total.prompt_tokens * (args.price_in or 0) / 1e6 * share
         cost_out = total.completion_reserved * (args.price_out or 0) / 1e6 * share
         at = f" at {share:g} of the prices given (the batch discount)" if share != 1.0 else ""
-        print(f"cost: prompts ~{cost_in:.2f}; completions at most {cost_out:.2f} (if every reply used max_tokens){at}; "
-              f"in the currency of the prices given")
+        prompts = f"prompts ~{cost_in:.2f}" if args.price_in is not None else "prompts: no --price-in given"
+        completions = (f"completions at most {cost_out:.2f} (if every reply used max_tokens)"
+                       if args.price_out is not None else "completions: no --price-out given")
+        print(f"cost: {prompts}; {completions}{at}; in the currency of the prices given")
     return 0
 
 

@@ -32,12 +32,14 @@ class Progress:
     def __init__(self, name: str, sessions: int, calls: int, sessions_done: Callable[[], int],
                  limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
                  every_s: Optional[float] = None,
-                 pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None) -> None:
+                 pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None,
+                 answered_by_batch: Callable[[], int] = lambda: 0) -> None:
         # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
         # said once, when a lane has learned that the server serves fewer calls than it was sent
         self.name, self.sessions, self.calls = name, sessions, calls
         self.sessions_done, self.limits_line, self.pace_line = sessions_done, limits_line, pace_line
         self.told_pace = False
+        self.answered_by_batch = answered_by_batch  # batch mode's answers, which no lane counts
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
@@ -60,7 +62,7 @@ class Progress:
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start_t)
-        answered = RUN.answered - self.start_answered
+        answered = RUN.answered - self.start_answered + self.answered_by_batch()
         sent, refused = RUN.sent - self.start_sent, RUN.refused - self.start_refused
         per_min = answered / elapsed * 60
         left = max(0, self.calls - answered)

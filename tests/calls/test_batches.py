@@ -119,6 +119,7 @@ def test_a_wave_of_every_session_is_one_batch_and_each_session_gets_its_own_line
     assert records[0]["input_file_id"] == "file-0" and records[1]["batch_id"] == "batch_0"
     assert sorted(records[1]["custom_ids"]) == sorted(f"s{i}/{j}" for i in range(3) for j in range(4))
     assert api.log.index(("create", "batch_0")) < api.log.index(("retrieve", "batch_0"))
+    assert w.answered == 12  # what the progress line counts
 
 
 def test_a_session_that_is_done_does_not_hold_the_wave():
