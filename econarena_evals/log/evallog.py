@@ -20,6 +20,7 @@ from ..integration.log_file import being_written
 from ..score.metrics import METRICS, rescore_sessions
 from .format import (
     BATCH_EVENT,
+    BATCH_ID,
     PLAN_EVENT,
     PLAYERS_EVENT,
     RUN_EVENT,
@@ -232,7 +233,9 @@ def session_event_problem(data: dict[str, Any]) -> Optional[str]:
 # those that said how many reasoning tokens (a part of the completion tokens) they used.
 USAGE_KEYS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
               ("reasoning_tokens", "completion_tokens_details_reasoning_tokens"))
-USAGE_FIELDS = ("calls", "reported", "reasoning") + tuple(name for name, _ in USAGE_KEYS)
+# ``batch_*``: the same of the calls a batch answered (batch mode), priced at the batch discount
+BATCH_USAGE = ("batch_calls", "batch_prompt_tokens", "batch_completion_tokens")
+USAGE_FIELDS = ("calls", "reported", "reasoning") + tuple(name for name, _ in USAGE_KEYS) + BATCH_USAGE
 PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_reserved": int, "kept": int,
               "counted": str}
 
@@ -244,6 +247,8 @@ def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
         return
     counts = log.usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
     counts["calls"] += 1
+    by_batch = bool(data.get(BATCH_ID))
+    counts["batch_calls"] += by_batch
     usage = data.get("usage")
     if not isinstance(usage, Mapping) or not _index(usage.get("prompt_tokens"), high=10**9):
         return
@@ -251,6 +256,8 @@ def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
     counts["reasoning"] += _index(usage.get(USAGE_KEYS[2][1]), high=10**9)
     for name, key in USAGE_KEYS:
         counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
+        if by_batch and name != "reasoning_tokens":
+            counts[f"batch_{name}"] += usage[key] if _index(usage.get(key), high=10**9) else 0
 
 
 RUNNING = "running"  # status_of: a live run still writes the log

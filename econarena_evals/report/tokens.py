@@ -21,7 +21,7 @@ from ..log.evallog import USAGE_FIELDS
 from ..run.plan import OPTION_DOMAINS
 from .selection import Chosen
 
-PRICE_OPTIONS = ("--price-in", "--price-out")
+PRICE_OPTIONS = ("--price-in", "--price-out", "--batch-discount")
 
 
 @dataclass(frozen=True)
@@ -30,19 +30,28 @@ class Prices:
 
     price_in: Optional[float] = None
     price_out: Optional[float] = None
+    batch_discount: Optional[float] = None  # the share of the price a call a batch answered pays (None: all)
 
     @property
     def given(self) -> bool:
         return self.price_in is not None or self.price_out is not None
 
-    def cost(self, prompt: Optional[int], completion: Optional[int]) -> Optional[float]:
-        """prompt × price in + completion × price out, per million; None without prices or tokens."""
+    def cost(self, prompt: Optional[int], completion: Optional[int], batch_prompt: int = 0,
+             batch_completion: int = 0) -> Optional[float]:
+        """prompt × price in + completion × price out, per million, the ``batch_`` part of the tokens
+        (answered by a batch) at the batch discount; None without prices or tokens."""
         if not self.given or prompt is None or completion is None:
             return None
-        return round((prompt * (self.price_in or 0) + completion * (self.price_out or 0)) / 1e6, 12)
+        share = 1.0 if self.batch_discount is None else self.batch_discount
+        full = (prompt - batch_prompt) * (self.price_in or 0) + (completion - batch_completion) * (self.price_out or 0)
+        batched = (batch_prompt * (self.price_in or 0) + batch_completion * (self.price_out or 0)) * share
+        return round((full + batched) / 1e6, 12)
 
     def as_json(self) -> Optional[dict[str, Optional[float]]]:
-        return {"price_in": self.price_in, "price_out": self.price_out} if self.given else None
+        if not self.given:
+            return None
+        given = {"price_in": self.price_in, "price_out": self.price_out}
+        return given if self.batch_discount is None else {**given, "batch_discount": self.batch_discount}
 
 
 NO_PRICES = Prices()
@@ -52,6 +61,8 @@ def add_price_options(parser: argparse.ArgumentParser) -> None:
     """econarena-plan's two price flags, with its meaning."""
     parser.add_argument("--price-in", type=float, default=None, help="price per million prompt tokens")
     parser.add_argument("--price-out", type=float, default=None, help="price per million completion tokens")
+    parser.add_argument("--batch-discount", type=float, default=None,
+                        help="the share of the price a call a batch answered pays, e.g. 0.5 (batch mode)")
 
 
 def price_problem(opts: argparse.Namespace) -> Optional[str]:
@@ -60,11 +71,14 @@ def price_problem(opts: argparse.Namespace) -> Optional[str]:
         value = getattr(opts, attr, None) if option in PRICE_OPTIONS else None
         if value is not None and not (math.isfinite(value) and value >= low):
             return f"{option} must be a number of at least {low}, got {value:g}"
+    share = getattr(opts, "batch_discount", None)
+    if share is not None and share > 1:
+        return f"--batch-discount is the share of the price a batch call pays (0 to 1), got {share:g}"
     return None
 
 
 def prices_of(opts: argparse.Namespace) -> Prices:
-    return Prices(opts.price_in, opts.price_out)
+    return Prices(opts.price_in, opts.price_out, getattr(opts, "batch_discount", None))
 
 
 def token_rows(chosen: Sequence[Chosen], prices: Prices) -> list[dict[str, Any]]:
@@ -87,30 +101,36 @@ def token_rows(chosen: Sequence[Chosen], prices: Prices) -> list[dict[str, Any]]
             row: dict[str, Any] = {
                 "player": log.labels.get(player, player), "column": c.column, "log": str(log.path),
                 "evaluated": player == c.players[0], "seat_calls": counts["calls"],
-                "reported_calls": counts["reported"],
+                "reported_calls": counts["reported"], "batch_calls": counts.get("batch_calls", 0),
+                "batch_prompt_tokens": counts.get("batch_prompt_tokens", 0),
+                "batch_completion_tokens": counts.get("batch_completion_tokens", 0),
                 **{k: counts[k] if told else None for k in ("prompt_tokens", "completion_tokens")},
                 "reasoning_tokens": counts["reasoning_tokens"] if counts["reasoning"] else None,
             }
-            row["cost"] = prices.cost(row["prompt_tokens"], row["completion_tokens"])
+            row["cost"] = prices.cost(row["prompt_tokens"], row["completion_tokens"], row["batch_prompt_tokens"],
+                                      row["batch_completion_tokens"])
             plan, first = (log.plan if first else None), False
             row["plan"] = ({k: plan.get(k) for k in ("calls", "kept", "prompt_tokens", "completion_reserved",
                                                       "counted")} if plan else None)
-            row["plan_cost"] = prices.cost(plan.get("prompt_tokens"), plan.get("completion_reserved")) if plan else None
+            # a run in batch mode planned its calls for batches: at the batch discount
+            planned = (plan.get("prompt_tokens"), plan.get("completion_reserved")) if plan else None
+            row["plan_cost"] = prices.cost(*planned, *(planned if log.batches else (0, 0))) if planned else None
             rows.append(row)
     return rows
 
 
 def totals(rows: Sequence[dict[str, Any]], prices: Prices) -> dict[str, Any]:
     """The sums over every row (None for tokens no row reported)."""
-    out: dict[str, Any] = {"seat_calls": sum(r["seat_calls"] for r in rows),
-                           "reported_calls": sum(r["reported_calls"] for r in rows)}
+    out: dict[str, Any] = {key: sum(r[key] for r in rows) for key in (
+        "seat_calls", "reported_calls", "batch_calls", "batch_prompt_tokens", "batch_completion_tokens")}
     for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
         known = [r[key] for r in rows if r[key] is not None]
         out[key] = sum(known) if known else None
-    out["cost"] = prices.cost(out["prompt_tokens"], out["completion_tokens"])
+    out["cost"] = prices.cost(out["prompt_tokens"], out["completion_tokens"], out["batch_prompt_tokens"],
+                              out["batch_completion_tokens"])
     plans = [r for r in rows if r["plan"]]
-    out["plan_cost"] = prices.cost(sum(r["plan"]["prompt_tokens"] or 0 for r in plans),
-                                   sum(r["plan"]["completion_reserved"] or 0 for r in plans)) if plans else None
+    costs = [r["plan_cost"] for r in plans if r["plan_cost"] is not None]  # each at its own log's discount
+    out["plan_cost"] = round(math.fsum(costs), 12) if costs and prices.given else None
     return out
 
 
@@ -163,5 +183,8 @@ NOTE = ("Tokens as each seat call's reply reported them ('-': none reported); bu
 def cost_note(prices: Prices) -> str:
     if not prices.given:
         return "No prices given: --price-in and --price-out (per million tokens) add the cost."
-    return (f"Cost at {prices.price_in or 0:g} per million prompt tokens and {prices.price_out or 0:g} per million "
-            "completion tokens, in the currency of the prices given.")
+    said = (f"Cost at {prices.price_in or 0:g} per million prompt tokens and {prices.price_out or 0:g} per million "
+            "completion tokens, in the currency of the prices given")
+    if prices.batch_discount is not None:
+        said += f"; the calls a batch answered at {prices.batch_discount:g} of that (--batch-discount)"
+    return said + "."

@@ -71,7 +71,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("fn", help="the completion fn, as oaieval takes it (gpt-4, econarena/chat:gpt-4o, A,B ...)")
     parser.add_argument("eval_set", help="an EconArena eval set: econarena, econarena-arena, econarena-full")
     parser.add_argument("--out", required=True, type=Path, help="the run's folder: one log per eval under DIR/<fn>/")
-    for flag in ("--price-in", "--price-out"):  # for the summary at the end, as econarena-summary takes them
+    for flag in ("--price-in", "--price-out", "--batch-discount"):  # for the summary at the end, as it takes them
         parser.add_argument(flag, default=None, metavar="PER_MILLION",
                             help=f"passed to the summary of the folder ({flag} of econarena-summary)")
     return parser.parse_known_args(argv)
@@ -126,8 +126,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             worst = 1
     print(file=sys.stderr)
     # the table of just this folder's logs (a separate process: the report is a layer above the run)
-    prices = [x for flag, v in (("--price-in", opts.price_in), ("--price-out", opts.price_out)) if v is not None
-              for x in (flag, v)]
+    prices = [x for flag, v in (("--price-in", opts.price_in), ("--price-out", opts.price_out),
+                                ("--batch-discount", opts.batch_discount)) if v is not None for x in (flag, v)]
     subprocess.run([sys.executable, "-m", "econarena_evals.report.summary", str(opts.out), *prices])
     return worst
 

@@ -98,6 +98,16 @@ def test_a_whole_dev_cell_goes_by_batch_and_scores_as_the_synchronous_run(cell, 
     assert f"by batch: {batches} batch(es) in {batches} wave(s)" in said
     events = [r["data"] for r in rows(log) if r.get("type") == BATCH_EVENT]
     assert [e["status"] for e in events][:3] == ["uploaded", "submitted", "completed"]
+    # what it cost: every call went by batch, so at the discount given, half of the full price
+    costs = []
+    for discount in ([], ["--batch-discount", "0.5"]):
+        out = tmp_path / f"report{len(discount)}"
+        run_cli([cli("econarena-report"), str(log), "--out", str(out), "--price-in", "2", "--price-out", "8",
+                 *discount], env_for(server))
+        tokens = json.loads((out / "report.json").read_text())["tokens"]
+        assert tokens["total"]["batch_calls"] == tokens["total"]["seat_calls"] == 1000
+        costs.append(tokens["total"]["cost"])
+    assert costs[1] == pytest.approx(costs[0] / 2) and costs[0] > 0
 
 
 def stop_during_the_wait(cell: str, sessions: int, at_batch: int, tmp_path: Path) -> dict[str, Any]:
