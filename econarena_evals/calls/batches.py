@@ -27,7 +27,7 @@ import json
 import random
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Union
 
 from .errors import RunStopped, SeatCallError, fatal, is_transient, status_of
@@ -162,11 +162,6 @@ class _Slot:
     tries: int = 0
 
 
-@dataclass
-class _Wave:
-    slots: list[_Slot] = field(default_factory=list)
-
-
 class Waves:
     """The batch calls of one run of the eval: collected into waves across sessions, sent, waited for."""
 
@@ -236,10 +231,15 @@ class Waves:
             self._close()  # the sessions still to come wait for a thread that only this wave frees
 
     def _close(self) -> None:
-        wave, self.pending, self.queued = _Wave(self.pending), [], 0
+        """Send the pending calls: a thread per endpoint and model, so two players' batches run side by side."""
+        wave, self.pending, self.queued = self.pending, [], 0
         self.waves += 1
-        threading.Thread(target=self._send_wave, args=(wave, self.waves), daemon=True,
-                         name=f"econarena-batch-wave-{self.waves}").start()
+        by_api: dict[int, list[_Slot]] = {}
+        for slot in wave:
+            by_api.setdefault(id(slot.api), []).append(slot)
+        for slots in by_api.values():
+            threading.Thread(target=self._send_wave, args=(slots, self.waves), daemon=True,
+                             name=f"econarena-batch-wave-{self.waves}").start()
 
     def _settle(self, slot: _Slot, result: Result) -> None:
         with self.cond:
@@ -250,16 +250,12 @@ class Waves:
 
     # ---- the wave's side: one thread per wave ----
 
-    def _send_wave(self, wave: _Wave, number: int) -> None:
-        by_api: dict[int, list[_Slot]] = {}
-        for slot in wave.slots:
-            by_api.setdefault(id(slot.api), []).append(slot)
-        for slots in by_api.values():
-            try:
-                self._send(slots, number)
-            except Exception as exc:  # noqa: BLE001 - a failure of ours must fail the calls, not hang them
-                for slot in slots:
-                    self._settle(slot, SeatCallError(f"batch wave {number}: {type(exc).__name__}: {exc}"))
+    def _send_wave(self, slots: list[_Slot], number: int) -> None:
+        try:
+            self._send(slots, number)
+        except Exception as exc:  # noqa: BLE001 - a failure of ours must fail the calls, not hang them
+            for slot in slots:
+                self._settle(slot, SeatCallError(f"batch wave {number}: {type(exc).__name__}: {exc}"))
 
     def _send(self, slots: list[_Slot], number: int) -> None:
         api = slots[0].api

@@ -292,3 +292,30 @@ def test_the_same_econarena_run_after_a_stop_during_the_wait_takes_the_batch_and
     sent = [c for b in server.batch.created for c in b["custom_ids"]]
     assert len(server.batch.created) == 14 and len(sent) == len(set(sent)) == 5 * 50
     assert server.sync_chat_requests() == 0
+
+
+def test_an_arena_of_two_models_in_batch_mode_sends_a_batch_per_model_side_by_side(tmp_path):
+    hold = threading.Event()  # both batches stay in progress until the second one exists
+    server = OpenAIServer(scripted, models=("gpt-4o", "gpt-4o-mini"), batch=BatchBehaviour(hold=hold)).start()
+    try:
+        log = tmp_path / "arena.jsonl"
+        proc = subprocess.Popen([cli("oaieval"), f"{FN},econarena/chat:gpt-4o-mini", "econarena.beauty_L",
+                                 "--registry_path", str(REGISTRY), "--record_path", str(log), "--max_samples", "2",
+                                 "--completion_args", BATCH_ARGS], env=env_for(server),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while len(server.batch.created) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        both_waiting = len(server.batch.created)  # the second was sent while the first still waited
+        hold.set()
+        _, err = proc.communicate(timeout=300)
+    finally:
+        hold.set()
+        server.stop()
+    assert proc.returncode == 0, err[-3000:]
+    assert both_waiting == 2
+    models = [{body["model"] for body in b["bodies"]} for b in server.batch.created]
+    assert sorted(m.pop() for m in models if len(m) == 1) == ["gpt-4o", "gpt-4o-mini"]  # one model a batch
+    assert sum(len(b["custom_ids"]) for b in server.batch.created) == 2 * 50
+    assert read_log(log).final_report["sessions"] == 2
+    check_batched_log(log, server)
