@@ -43,6 +43,9 @@ MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB limit per input file
 # busy elsewhere, scoring or calling a synchronous opponent, is waited for however long it takes.)
 LINGER_S = 2.0
 NO_SUCH_ROUTE = (404, 405, 501)  # what a server without a batch API answers to /v1/files or /v1/batches
+# The API ends every batch within its 24-hour window; one still not ended an hour after that is
+# taken for lost (a gateway that dropped it): its calls go in a new batch, so no wait is endless.
+OVERDUE_S = 25 * 3600.0
 FIRST_POLL_S = 1.0  # polls start fast (a small batch may finish in seconds) and double up to poll_s
 
 
@@ -358,6 +361,10 @@ class Waves:
                 said = line
             if status.status in TERMINAL:
                 break
+            if time.monotonic() - started > OVERDUE_S:
+                self.say(f"econarena: batch {batch_id} has not ended {OVERDUE_S / 3600:g} h after it was sent, past "
+                         f"the API's window: its {calls} call(s) go in a new batch")
+                return {}, LineFailed(f"batch {batch_id} did not end within {OVERDUE_S / 3600:g} h")
             if RUN.stopped.wait(interval):
                 return None  # the batch goes on: ``running`` names it for the line the run ends with
             interval = min(self.poll_s, interval * 2)

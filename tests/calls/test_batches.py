@@ -231,6 +231,20 @@ def test_stopping_the_run_stops_the_wait_not_the_batch():
     assert [r["status"] for r in records] == ["uploaded", "submitted"]  # no cancel, no end: the resume takes it
 
 
+def test_a_batch_that_never_ends_is_given_up_on_past_the_window_and_its_calls_sent_anew(monkeypatch):
+    class Stuck(MemoryAPI):
+        def retrieve(self, batch_id: str) -> Status:
+            if batch_id == "batch_0":
+                self.log.append(("retrieve", batch_id))
+                return Status(batch_id, "in_progress", 1)
+            return super().retrieve(batch_id)
+
+    monkeypatch.setattr(batches, "OVERDUE_S", 0.2)
+    api, records = Stuck(), []
+    got = waves(1, records).call([(api, Line("a", {}))])
+    assert got[0].batch_id == "batch_1"
+
+
 def test_chunks_keep_within_the_lines_limit(monkeypatch):
     monkeypatch.setattr(batches, "MAX_LINES", 3)
     cuts = chunks([Line(str(i), {}) for i in range(7)], ENDPOINT)
