@@ -70,7 +70,7 @@ class NashPlayer(BuiltinPlayer):
     understanding = "I play the Nash equilibrium of the game."
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.nash(facts, rng)
+        return game.PLAYERS["nash"](facts, rng)
 
 
 class RandomPlayer(BuiltinPlayer):
@@ -80,7 +80,7 @@ class RandomPlayer(BuiltinPlayer):
     understanding = "I pick uniformly at random from the allowed range."
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.random_play(facts, rng)
+        return game.PLAYERS["random"](facts, rng)
 
 
 class LevelKPlayer(BuiltinPlayer):
@@ -97,7 +97,7 @@ class LevelKPlayer(BuiltinPlayer):
         self.name = options.get("name") or f"econarena/level{self.k}"
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.level_k(facts, rng, self.k)
+        return game.PLAYERS["level_k"](facts, rng, self.k)
 
 
 class CognitiveHierarchyPlayer(BuiltinPlayer):
@@ -118,7 +118,7 @@ class CognitiveHierarchyPlayer(BuiltinPlayer):
             raise ValueError(f"econarena/ch needs 0 < sigma <= 1 (a share of the range), got {sigma!r}")
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.cognitive_hierarchy(facts, rng, self.tau, self.sigma)
+        return game.PLAYERS["cognitive_hierarchy"](facts, rng, self.tau, self.sigma)
 
 
 class ShadingBidder(BuiltinPlayer):
@@ -133,7 +133,7 @@ class ShadingBidder(BuiltinPlayer):
         self.share = float(share)
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.shade(facts, rng, self.share)
+        return game.PLAYERS["shade"](facts, rng, self.share)
 
 
 class OverbiddingBidder(ShadingBidder):
@@ -147,7 +147,7 @@ class OverbiddingBidder(ShadingBidder):
         super().__init__(registry, share=share, **options)
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.shade(facts, rng, self.share)
+        return game.PLAYERS["shade"](facts, rng, self.share)
 
 
 class HumanPlayer(BuiltinPlayer):
@@ -159,4 +159,4 @@ class HumanPlayer(BuiltinPlayer):
     understanding = "I think about what the others will choose."
 
     def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
-        return game.human(facts, rng)
+        return game.PLAYERS["human"](facts, rng)

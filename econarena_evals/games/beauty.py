@@ -356,6 +356,11 @@ def human(facts: Facts, rng: random.Random) -> Move:
     return upper * human_first_run_share(rng), "What I expect the others to say, and a bit less."
 
 
+# the reference players by kind (``protocol.PLAYER_KINDS``), as the built-in players ask for them
+PLAYERS = {"nash": nash, "random": random_play, "level_k": level_k, "cognitive_hierarchy": cognitive_hierarchy,
+           "human": human, "shade": shade}
+
+
 # ---- report ----
 
 def first_run_share(event: Mapping[str, Any], seat: Mapping[str, Any]) -> Optional[float]:

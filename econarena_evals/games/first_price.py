@@ -264,6 +264,11 @@ def human(facts: Facts, rng: random.Random) -> Move:
     return bid, "I shade my bid below my value, but not as far as the textbook says: I do not want to lose."
 
 
+# the reference players by kind (``protocol.PLAYER_KINDS``), as the built-in players ask for them
+PLAYERS = {"nash": nash, "random": random_play, "level_k": level_k, "cognitive_hierarchy": cognitive_hierarchy,
+           "human": human, "shade": shade}
+
+
 def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Random, n: int) -> list[float]:
     """The human model's bid / value on the log's own first-run values, drawn n times."""
     pool = [(float(v), event_dist(e), len(e["values"])) for e in events for v in e["values"] if v > 0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:  # only for annotations: the game modules import these at run time
     from ..core.outcome import RunOutcome, SeatOutcome
@@ -22,6 +22,12 @@ if TYPE_CHECKING:  # only for annotations: the game modules import these at run 
 
 Messages = list[dict[str, str]]
 Move = tuple[float, str]  # a built-in player's (choice, reason)
+
+# The reference players every game plays (README, "Players"), the keys of its ``PLAYERS``; each is
+# called (facts, rng, *its params) -> Move: nash, random, level_k (k), cognitive_hierarchy (tau,
+# sigma), human, shade (share: a bid of share x the value, below 1 shading, above 1 overbidding; a
+# game without bids says what it plays instead).
+PLAYER_KINDS = ("nash", "random", "level_k", "cognitive_hierarchy", "human", "shade")
 
 
 @dataclass(frozen=True)
@@ -90,14 +96,8 @@ class Game(Protocol):
     def action_range(self, event: Mapping[str, Any]) -> tuple[float, float]: ...  # a valid action's bounds
     def win_share(self, run: "RunOutcome", seat: "SeatOutcome") -> float: ...
 
-    # ---- reference players (README, "Players") ----
-    def nash(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
-    def random_play(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
-    def level_k(self, facts: "PromptFacts", rng: random.Random, k: int) -> Move: ...
-    def cognitive_hierarchy(self, facts: "PromptFacts", rng: random.Random, tau: float, sigma: float) -> Move: ...
-    def human(self, facts: "PromptFacts", rng: random.Random) -> Move: ...
-    # a bid of ``share`` times the value: below 1 shades, above 1 overbids; a game without bids says what instead
-    def shade(self, facts: "PromptFacts", rng: random.Random, share: float) -> Move: ...
+    # ---- reference players: PLAYER_KINDS -> (facts, rng, *params) -> Move ----
+    PLAYERS: Mapping[str, Callable[..., Move]]
 
     # ---- report: labels, first-run shares for the CDF plot, what the EAS hides, published references ----
     REPORT: ReportLabels

@@ -162,6 +162,11 @@ def human(facts: Facts, rng: random.Random) -> Move:
     return bid, "I bid about what the item is worth to me, a little more to be sure to win."
 
 
+# the reference players by kind (``protocol.PLAYER_KINDS``), as the built-in players ask for them
+PLAYERS = {"nash": nash, "random": random_play, "level_k": level_k, "cognitive_hierarchy": cognitive_hierarchy,
+           "human": human, "shade": shade}
+
+
 def human_first_run_shares(events: Sequence[Mapping[str, Any]], rng: random.Random, n: int) -> list[float]:
     return [human_first_run_share(rng) for _ in range(n)]
 
