@@ -86,3 +86,14 @@ def test_logs_torn_inside_a_character_or_binary_files_do_not_crash_the_report_to
     report = run_cli([cli("econarena-report"), str(tmp_path / "logs"), "--out", str(tmp_path / "out")], base_env())
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {n["status"] for n in data["inputs"]} >= {"used", "skipped"}, report.stderr
+
+
+@pytest.mark.parametrize("params", ["temprature=0", "resume_from=/nonexistent/log.jsonl"])
+def test_a_refused_run_leaves_no_log_behind(params, tmp_path):
+    """Refused before any call (a typo, a resume from a log that is not there): one line, exit 2,
+    and no log holding a spec alone where the reports and the resume would find it."""
+    log = tmp_path / "logs" / "refused.jsonl"
+    done = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                    "--record_path", str(log), "--extra_eval_params", params], base_env(), returncode=2)
+    assert len([x for x in done.stderr.splitlines() if x.startswith("econarena: ")]) == 1
+    assert not log.exists()

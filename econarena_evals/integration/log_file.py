@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .status import STOPPED, refuse, under_cli
+from .status import ON_REFUSE, STOPPED, refuse, under_cli
 
 HELD_LOGS: dict[str, int] = {}  # real path of a log -> the descriptor whose lock this process holds on it
 
@@ -78,6 +78,26 @@ def being_written(path: Any) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def drop_unused_logs() -> None:
+    """A run refused before any call leaves the log evals opened with its spec line (and the roster)
+    alone: removed, so no log of a run that never ran lies in the log folder (a report would skip it
+    anyway). One that holds a seat call's answer is kept, whatever happened."""
+    for real in list(HELD_LOGS):
+        try:
+            with open(real, "rb") as f:
+                head = f.read(1 << 20)
+        except OSError:
+            continue
+        if len(head) < 1 << 20 and b'"type": "sampling"' not in head and b'"final_report"' not in head:
+            try:
+                os.remove(real)
+            except OSError:
+                pass
+
+
+ON_REFUSE.append(drop_unused_logs)
 
 
 def lock_record_path(local_recorder: type) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 REFUSED = 2
 ERRORED = 3
@@ -51,7 +51,13 @@ def refuse(exc: Exception, who: Optional[str] = None) -> None:
     if not under_cli():
         raise exc
     print(f"{who}: {exc}" if who else f"econarena: {exc}", file=sys.stderr, flush=True)
+    for tidy in ON_REFUSE:
+        tidy()
     raise SystemExit(REFUSED) from None
+
+
+# What a refused run leaves behind and should not (``log_file`` adds its spec-only log)
+ON_REFUSE: list[Callable[[], None]] = []
 
 
 def apply_at_exit() -> None:
