@@ -71,8 +71,8 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("fn", help="the completion fn, as oaieval takes it (gpt-4, econarena/chat:gpt-4o, A,B ...)")
     parser.add_argument("eval_set", help="an EconArena eval set: econarena, econarena-arena, econarena-full")
     parser.add_argument("--out", required=True, type=Path, help="the run's folder: one log per eval under DIR/<fn>/")
-    for flag in ("--price-in", "--price-out", "--batch-discount"):  # for the summary at the end, as it takes them
-        parser.add_argument(flag, default=None, metavar="PER_MILLION",
+    for flag, metavar in (("--price-in", "PER_MILLION"), ("--price-out", "PER_MILLION"), ("--batch-discount", "SHARE")):
+        parser.add_argument(flag, default=None, metavar=metavar,  # for the summary at the end, as it takes them
                             help=f"passed to the summary of the folder ({flag} of econarena-summary)")
     return parser.parse_known_args(argv)
 
@@ -116,6 +116,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         print(f"{say} oaieval {opts.fn} {eval_name} --record_path {target}", file=sys.stderr)
         status = run_child([oaieval, opts.fn, eval_name, "--record_path", str(target), *passthrough], env)
+        if status < 0:  # killed by a signal it could not catch (kill -9, out of memory): a stop too
+            print(f"econarena-run: oaieval was killed by signal {-status}: the set stops here; the same command "
+                  f"again goes on from {eval_name}, resuming what was answered", file=sys.stderr)
+            return 128 - status  # as a shell reports it (137 for kill -9)
         if status in STOPS_THE_SET:
             print(f"econarena-run: oaieval exited {status}: the set stops here; the same command again goes on "
                   f"from {eval_name}, resuming what was answered", file=sys.stderr)

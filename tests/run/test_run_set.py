@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+from econarena_evals.calls.lanes import OPEN_WIDE
 
 from conftest import base_env, cli, run_cli
 from openai_server import OpenAIServer
@@ -91,5 +94,31 @@ def test_sigterm_stops_the_set_and_its_oaieval_and_the_same_command_resumes_payi
         assert final_report(folder / "econarena.beauty_L.resumed.jsonl")["sessions"] == 1
         assert server.answered() == 5 * 50  # five cells of one session, 50 seat calls each: none paid twice
         assert answered_first > 0
+    finally:
+        server.stop()
+
+
+def test_an_oaieval_killed_by_a_signal_stops_the_set_and_the_same_command_resumes_it(tmp_path):
+    """kill -9 (or the out-of-memory killer) leaves no stop in the log and no exit status of its own:
+    the set stops there as for any signal, instead of going on with the next eval."""
+    server = OpenAIServer(scripted, models=("m",), slots=1, decode_s=0.05).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        args = [cli("econarena-run"), "econarena/chat:m", "econarena", "--out", str(tmp_path), "--max_samples", "1"]
+        proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+        while server.answered() < 10:
+            time.sleep(0.05)
+        child = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert len(child) == 1
+        os.kill(int(child[0]), signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 137, err[-3000:]
+        assert "oaieval was killed by signal 9: the set stops here" in err
+        folder = tmp_path / "econarena_chat:m"
+        assert sorted(p.name for p in folder.iterdir()) == ["econarena.beauty_L.jsonl"]  # the next eval never began
+        again = run_cli(args, env)
+        assert "resuming from it" in again.stderr
+        # at most the calls the kill caught in flight (a lane holds up to OPEN_WIDE) are paid twice
+        assert 5 * 50 <= server.answered() <= 5 * 50 + OPEN_WIDE
     finally:
         server.stop()
