@@ -10,10 +10,12 @@ unchanged (``--completion_args``, ``--extra_eval_params``, ``--max_samples``, ..
 A finished log is kept, and no log that holds an answered call is written over: running the same
 command again skips what finished, resumes what stopped, errored or was cut short (into
 ``<eval>.resumed.jsonl``, paying for no answered call twice) and runs what is missing. A run that
-stops early (a quota, Ctrl-C, a signal) or is refused stops the set; a cell whose sessions errored
-does not. The exit status is
-``oaieval``'s (docs/reliability.md): that of the run that stopped the set, else 3 if any session
-errored, else 1 if an ``oaieval`` failed otherwise, else 0.
+stops early (a quota, Ctrl-C, a signal, ``kill -9`` of its ``oaieval``) or is refused stops the set;
+a cell whose sessions errored does not. The exit status is ``oaieval``'s (docs/reliability.md):
+that of the run that stopped the set (128 + the signal for one killed), else 3 if any session
+errored, else 1 if an ``oaieval`` failed otherwise, else 0. A log a live run still writes is left
+to it (exit 2). A log that holds a batch sent (batch mode) counts as paid for: it is resumed, so
+the batch is waited for, not sent again.
 """
 from __future__ import annotations
 
