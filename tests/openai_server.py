@@ -213,6 +213,38 @@ def google_answer(exhausted: tuple[int, ...] = (), wrapped: tuple[int, ...] = ()
     return answer
 
 
+OVERLOAD_BODIES = {
+    "anthropic": (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    "openai": (503, {"error": {"message": "The engine is currently overloaded, please try again later",
+                               "type": "server_error", "code": None}}),
+    "google": (503, {"error": {"code": 503, "status": "UNAVAILABLE",
+                               "message": "The model is overloaded. Please try again later."}}),
+}
+
+
+class Storm:
+    """An overload for everyone, for ``OpenAIServer(answer=...)``: from ``after_s`` past the first
+    POST, for ``for_s`` (inf: it never ends), every request is refused the way the provider named
+    refuses it when overloaded (Anthropic's 529 ``overloaded_error``, OpenAI's 503, Google's 503
+    ``UNAVAILABLE``). ``refused`` counts them."""
+
+    def __init__(self, after_s: float, for_s: float, shape: str = "anthropic") -> None:
+        self.after_s, self.for_s, self.shape = after_s, for_s, shape
+        self.first: Optional[float] = None
+        self.refused = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, n: int, payload: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        now = time.monotonic()
+        with self.lock:
+            self.first = now if self.first is None else self.first
+            if self.after_s <= now - self.first < self.after_s + self.for_s:
+                self.refused += 1
+                status, body = OVERLOAD_BODIES[self.shape]
+                return status, body, {}
+        return 200, payload, {}
+
+
 ROUTES = ("chat/completions", "completions", "models")
 
 
@@ -405,6 +437,14 @@ class BatchAPI:
         self.requests: list[tuple[str, str]] = []  # (method, path) of every Files and Batches request
         self._batches: dict[str, _Batch] = {}
         self._counters: dict[str, "itertools.count[int]"] = collections.defaultdict(lambda: itertools.count(1))
+        # a misbehaving batch API, set by a test at any time: ``fault(method, path)`` may answer a
+        # request in place of the API (an outage: 503); ``mangle(view)`` changes a batch object
+        # before it goes out (a field of the wrong type); ``written(which, lines)`` changes a
+        # finished batch's output or error lines before they are stored (a line twice)
+        self.fault: Optional[Callable[[str, str], Optional[tuple[int, Any]]]] = None
+        self.mangle: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
+        self.written: Optional[Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]] = None
+        self.faulted: collections.Counter[str] = collections.Counter()  # "METHOD path-kind" -> requests faulted
 
     PATH = re.compile(r".*/(files|batches)(?:/([^/]+))?(?:/(content|cancel))?")
 
@@ -422,10 +462,20 @@ class BatchAPI:
 
     # the HTTP side: (status, JSON body or raw bytes) for each request
 
+    def _faulted(self, method: str, path: str) -> Optional[tuple[int, Any]]:
+        answer = self.fault(method, path) if self.fault is not None else None
+        if answer is not None:
+            kind, ident, action = self._parse(path)
+            self.faulted[f"{method} {kind}{'/id' if ident else ''}{'/' + action if action else ''}"] += 1
+        return answer
+
     def get(self, path: str, query: str) -> tuple[int, Any]:
         kind, ident, action = self._parse(path)
         with self.lock:
             self.requests.append(("GET", path))
+            faulted = self._faulted("GET", path)
+            if faulted is not None:
+                return faulted
             now = time.monotonic()
             if kind == "batches" and ident is None:
                 return 200, self._list(now, query)
@@ -433,7 +483,8 @@ class BatchAPI:
                 if ident not in self._batches:
                     return 404, api_error(f"No batch found with id '{ident}'.")
                 self.retrieves[ident] += 1
-                return 200, self._view(self._batches[ident], now)
+                view = self._view(self._batches[ident], now)
+                return 200, (self.mangle(view) if self.mangle is not None else view)
             if kind == "files" and ident is None:
                 return 200, {"object": "list", "data": list(self.files.values()), "has_more": False}
             if kind == "files" and ident in self.files:
@@ -450,6 +501,9 @@ class BatchAPI:
         kind, ident, action = self._parse(path)
         with self.lock:
             self.requests.append(("POST", path))
+            faulted = self._faulted("POST", path)
+            if faulted is not None:
+                return faulted
             if kind == "files" and ident is None:
                 return self._upload(content_type, raw)
             if kind == "batches" and ident is None:
@@ -622,6 +676,8 @@ class BatchAPI:
             random.Random(b.id).shuffle(out)
             random.Random(b.id).shuffle(err)
         for lines, which in ((out, "output"), (err, "error")):
+            if self.written is not None:
+                lines = self.written(which, lines)
             if lines:
                 raw = "".join(json.dumps(line) + "\n" for line in lines).encode()
                 file_id = self._store(f"{b.id}_{which}.jsonl", "batch_output", raw)["id"]

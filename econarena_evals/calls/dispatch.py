@@ -32,6 +32,7 @@ from .errors import (
     SeatCallError,
     fatal,
     headers_of,
+    is_overloaded,
     is_rate_limited,
     is_transient,
     server_wait_said,
@@ -40,6 +41,12 @@ from .errors import (
 from .lanes import CURRENT, Lane, lane_for
 from .policy import CallPolicy
 from .state import RUN, stop_run
+
+# A try that failed while its lane answered other calls (a flaky endpoint that lives: a gateway's
+# share of 500s) costs 1/LIVE_SHARE of a try, so such a call gets LIVE_SHARE times max_attempts
+# tries; one that failed with no answer on the lane meanwhile (a dead or always-failing endpoint)
+# costs a whole one, as before. Either way a request that always fails ends.
+LIVE_SHARE = 4
 
 
 class Batch:
@@ -131,12 +138,14 @@ class Batch:
 def attempts(call: Callable[[], str], policy: CallPolicy, batch: Batch, i: int) -> None:
     """Make call i: wait for its lane's pace, send, and retry as the error asks.
 
-    A rate limit is waited out and sent again without counting as a try (the patience budget bounds
-    it); an error no retry cures stops the run; any other transient error is retried with backoff
-    within ``max_attempts`` and the call's deadline.
+    A rate limit or an overload is waited out and sent again without counting as a try (the
+    patience budget bounds it); an error no retry cures stops the run; any other transient error is
+    retried with backoff within ``max_attempts`` (a try on a lane that answers others costs less,
+    ``LIVE_SHARE``) and the call's deadline.
     """
     jitter: Optional[random.Random] = None  # made on the first retry: seeding one costs more than a call's bookkeeping
-    lane, attempt = batch.lanes[i], 0
+    lane, attempt, spent = batch.lanes[i], 0, 0
+    since = 0.0  # when this call's previous try ended: answers on the lane after it say the endpoint lives
     lane.patience_s = policy.rate_limit_patience_s
     result: Union[str, BaseException]
     while True:
@@ -160,14 +169,19 @@ def attempts(call: Callable[[], str], policy: CallPolicy, batch: Batch, i: int) 
         turn = batch.ended(i, turn)
         if answered:
             break
-        if is_rate_limited(result):
+        limited, overloaded = is_rate_limited(result), not answered and is_overloaded(result)
+        if limited or overloaded:
             lane.learn(headers_of(result))  # a refusal states the limits too
-            lane.refused(*(server_wait_said(result) or (None,)))
+            if limited:
+                lane.refused(*(server_wait_said(result) or (None,)))
+            else:
+                lane.overloaded(*(server_wait_said(result) or (None, "")), policy.backoff_base_s)
             if lane.waited_too_long(policy.rate_limit_patience_s):
-                stop_run(f"rate limited: no answer from this endpoint for rate_limit_patience_s="
-                         f"{policy.rate_limit_patience_s:g}s; wait for the limit to reset, or raise the patience, "
+                what, word = ("rate limited", "rate limit") if limited else ("overloaded (503/529)", "overloaded")
+                stop_run(f"{what}: no answer from this endpoint for rate_limit_patience_s="
+                         f"{policy.rate_limit_patience_s:g}s; wait until it answers again, or raise the patience, "
                          "then resume",
-                         "rate limit")
+                         word)
                 break
             if batch.cancelled[i]:
                 break
@@ -178,8 +192,14 @@ def attempts(call: Callable[[], str], policy: CallPolicy, batch: Batch, i: int) 
             stop_run(stop[1], stop[0])
             break
         attempt += 1
-        if attempt >= policy.max_attempts or not is_transient(result) or batch.cancelled[i]:
+        live = lane.answered_since(since or sent_at)
+        since = time.monotonic()
+        spent += 1 if live else LIVE_SHARE
+        if spent >= policy.max_attempts * LIVE_SHARE or not is_transient(result) or batch.cancelled[i]:
             break
+        if live:  # the endpoint answers others: this call's clock starts anew, as after a rate limit
+            batch.waiting(i)
+            turn = None
         # the call's clock: from its first turn at the head of the lane, or (a try that failed
         # while calls sent before it were still out) from the endpoint's last word
         now = time.monotonic()

@@ -36,9 +36,11 @@ class SeatCallError(RuntimeError):
     """A seat call that ran past its deadline, or was refused by its player's breaker."""
 
 
-# A server too busy to answer now, for everyone: retried with backoff like any 5xx, never a rate
-# limit of the key nor a quota. 529 is Anthropic's overloaded_error.
+# A server too busy to answer now, for everyone: waited out (the lane pauses and probes, see
+# ``lanes.Lane.overloaded``), never a try, a rate limit of the key nor a quota. 529 is Anthropic's
+# overloaded_error; UNAVAILABLE is Google's status for its 503.
 OVERLOADED = (503, 529)
+UNAVAILABLE = "UNAVAILABLE"
 # Google's status for a 429 (its RPC code RESOURCE_EXHAUSTED): a per-minute or per-day limit,
 # worded "You exceeded your current quota" even when a minute's wait cures it.
 RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
@@ -120,8 +122,12 @@ def is_rate_limited(exc: BaseException) -> bool:
 
 
 def is_overloaded(exc: BaseException) -> bool:
-    """The endpoint is too busy for everyone (503, Anthropic's 529 ``overloaded_error``)."""
-    return status_of(exc) in OVERLOADED or error_body(exc).get("type") == "overloaded_error"
+    """The endpoint is too busy for everyone (503, Anthropic's 529 ``overloaded_error``, Google's
+    ``UNAVAILABLE``): a wait, not a failure of the call."""
+    if status_of(exc) in OVERLOADED:
+        return True
+    body = error_body(exc)
+    return body.get("type") == "overloaded_error" or body.get("status") == UNAVAILABLE
 
 
 def fatal_cause(exc: BaseException) -> Optional[str]:
@@ -216,7 +222,7 @@ def is_endpoint_failure(exc: BaseException) -> bool:
     A completion fn's own bug (a TypeError for an unexpected keyword, say) says nothing about the
     endpoint: counting it would report a healthy endpoint as "taken for down".
     """
-    if isinstance(exc, RetryNow) or is_rate_limited(exc):
+    if isinstance(exc, RetryNow) or is_rate_limited(exc) or is_overloaded(exc):
         return False  # a busy endpoint is not a down one
     if isinstance(exc, SeatCallError) or is_transient(exc):
         return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import math
+import random
 import sys
 import threading
 import time
@@ -109,6 +110,11 @@ class Lane:
         self.sent_tokens = 0.0
         self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
         self.told_capped = False  # a capped wait is said once per lane, not once per request
+        # pauses for an overloaded endpoint since its last answer; while any, the lane sends one
+        # call at a time (a probe), so a storm costs a request a pause, not one per call in flight
+        self.overloads = 0
+        self.told_overloaded = False
+        self._jitter = random.Random(repr(key))  # spreads probes in time; never touches results
 
     def wake(self) -> None:
         with self.cond:
@@ -126,7 +132,7 @@ class Lane:
                     self._pass_on()
                     return False
                 now = time.monotonic()
-                window = min(self.window, self.limit)
+                window = 1.0 if self.overloads else min(self.window, self.limit)
                 wait = self.paused_until - now
                 if wait <= 0 and self.in_flight >= window:
                     if now - max(self.busy_since, self.heard_at) >= silence_s:
@@ -265,6 +271,7 @@ class Lane:
 
     def _answered(self, now: float, latency_s: Optional[float], ticket: Optional[tuple[int, int]]) -> None:
         self.answered += 1
+        self.overloads = 0
         if self.answered == 1 and self.limit < OPEN_WIDE:  # it stated no limit (``learn`` came first): open
             self.limit = float(OPEN_WIDE)
         if self.head_clock is None:
@@ -339,6 +346,37 @@ class Lane:
                 self.last_cut = now
                 self.window = max(1.0, (self.in_flight if self.window == math.inf else self.window) / 2)
             self.cond.notify_all()
+
+    def overloaded(self, wait_s: Optional[float], source: str, base_s: float) -> None:
+        """An overload (503, 529, UNAVAILABLE): too busy for everyone, so the whole lane pauses and
+        then probes with one call at a time until an answer comes (``acquire``). The pause is the
+        server's word if it gave one, else capped exponential backoff with jitter over the pauses
+        since the last answer; both within ``_bounded`` and what is left of the patience. Refusals
+        of calls sent before the pause began are the same burst: they do not pause it again."""
+        with self.cond:
+            now = time.monotonic()
+            if now < self.paused_until:
+                return
+            self.overloads += 1
+            if wait_s is None:
+                step = base_s * 2 ** min(self.overloads - 1, 30)
+                wait_s, source = step / 2 + self._jitter.uniform(0, step / 2), "backoff"
+            wait_s = self._bounded(wait_s, source)
+            left = self.last_answer + self.patience_s - now  # the stop comes soon after the patience runs out
+            wait_s = min(wait_s, max(left, 0.0) + 0.05)
+            self.paused_until = now + wait_s
+            if not self.told_overloaded:
+                self.told_overloaded = True
+                model = f" ({self.key[2]})" if isinstance(self.key, tuple) and len(self.key) == 3 and self.key[2] else ""
+                print(f"econarena: the endpoint{model} is overloaded: waiting, one probe at a time, for up to "
+                      f"rate_limit_patience_s={self.patience_s:g} s without an answer (overloads are not tries)",
+                      file=sys.stderr, flush=True)
+            self.cond.notify_all()
+
+    def answered_since(self, since: float) -> bool:
+        """Whether the lane answered any call after ``since`` (a monotonic time): the endpoint lives."""
+        with self.cond:
+            return self.answered > 0 and self.last_answer > since
 
     def pace(self) -> Optional[tuple[float, float]]:
         """(calls the server decodes at once, calls it answers a second), from its recent answers:
