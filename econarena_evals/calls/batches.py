@@ -13,6 +13,14 @@ in a batch are waited for there, a batch that finished while nobody waited is us
 custom_id names the seat call and hashes its request, so a line is only ever taken for the very
 request it answered.
 
+The batch API's own failures (5xx, timeouts, dropped connections, a batch object of the wrong
+shape, a download cut short) are the API's, not the calls': a look at a batch or a download of its
+files is retried with backoff for as long as the batch's window lasts (``_patient``), and never
+sends a line again. Lines go again only when the provider says the batch ended without answering
+them (expired, cancelled, failed), does not know the batch, or lost its output file (a 404: those
+lines were paid once, and the user is told). Output and error files are read as streams of lines,
+so memory is bounded by the longest line, not the file; the first line for a custom_id answers it.
+
 Lines the batch did not answer (an expired or cancelled batch, a failed validation, lines in the
 error file with a status a retry may cure) go again in a later batch, at most ``max_attempts``
 batches per line; then the call fails with ``LineFailed`` and its session errors (or the eval
@@ -28,7 +36,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 from .errors import RunStopped, SeatCallError, fatal, is_transient, status_of
 from .policy import CallPolicy
@@ -67,6 +75,7 @@ class Status:
     output_file_id: Optional[str] = None
     error_file_id: Optional[str] = None
     errors: str = ""  # why validation failed, if it did
+    notes: tuple[str, ...] = ()  # fields of the batch object that had the wrong type, ignored
 
 
 class LineFailed(Exception):
@@ -87,7 +96,7 @@ class BatchAPI(Protocol):
 
     def retrieve(self, batch_id: str) -> Status: ...
 
-    def download(self, file_id: str) -> bytes: ...
+    def download(self, file_id: str) -> Union[bytes, Iterable[bytes]]: ...  # the file, or its lines as they come
 
     def find(self, file_id: str) -> Optional[str]: ...  # the batch made of this input file, if listed
 
@@ -124,10 +133,13 @@ def chunks(lines: Sequence[Line], endpoint: str) -> list[range]:
     return cuts
 
 
-def read_results(data: bytes, batch_id: str) -> dict[str, Result]:
-    """custom_id -> the answer or why there is none, from an output or error file's lines."""
+def read_results(data: Union[bytes, Iterable[bytes]], batch_id: str,
+                 repeated: Optional[list[str]] = None) -> dict[str, Result]:
+    """custom_id -> the answer or why there is none, from an output or error file's lines (the
+    whole file, or its lines as they stream in: only one line is held at a time). The first line of
+    a custom_id answers it; the custom_id of each later one goes in ``repeated``."""
     results: dict[str, Result] = {}
-    for raw in data.splitlines():
+    for raw in data.splitlines() if isinstance(data, bytes) else data:
         if not raw.strip():
             continue
         try:
@@ -135,6 +147,10 @@ def read_results(data: bytes, batch_id: str) -> dict[str, Result]:
             custom_id = str(row["custom_id"])
         except (ValueError, KeyError, TypeError):
             continue  # a line we cannot tell the call of: that call is sent again
+        if custom_id in results:
+            if repeated is not None:
+                repeated.append(custom_id)
+            continue
         response, error = row.get("response") or {}, row.get("error")
         code = response.get("status_code") if isinstance(response, dict) else None
         if code == 200 and isinstance(response.get("body"), dict):
@@ -146,6 +162,8 @@ def read_results(data: bytes, batch_id: str) -> dict[str, Result]:
         body = response.get("body") if isinstance(response, dict) else None
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             message = message or str(body["error"].get("message") or body["error"])
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = None
         transient = code is None or code in (408, 409, 429) or code >= 500
         results[custom_id] = LineFailed(f"batch {batch_id}: line {custom_id}: HTTP {code}: {message}" if code
                                         else f"batch {batch_id}: line {custom_id}: {message or 'not run'}",
@@ -186,6 +204,7 @@ class Waves:
         self.batches: list[str] = []  # every batch id this run submitted or attached to
         self.ended: set[str] = set()  # those it saw end
         self.answered = 0  # calls a batch answered (the progress line's count)
+        self.noted: set[str] = set()  # what was said once: a batch object's wrong fields
 
     # ---- the sessions' side ----
 
@@ -321,15 +340,27 @@ class Waves:
     def _submit(self, api: BatchAPI, group: list[_Slot], number: int) -> Optional[str]:
         data = jsonl([s.line for s in group], self.endpoint)
         custom_ids = [s.line.custom_id for s in group]
-        file_id = self._api(lambda: api.upload(data), "uploading a batch's input file", route=True)
+        until = time.monotonic() + OVERDUE_S  # an outage of the API is waited out as long as a batch would be
+        file_id = self._api(lambda: api.upload(data), "uploading a batch's input file", route=True, until=until)
         if isinstance(file_id, BaseException):
             self._fail(group, file_id)
             return None
         # recorded before the batch exists: a resume finds the batch of this file if we die in between
         self.record({"status": "uploaded", "input_file_id": file_id, "endpoint": api.label, "wave": number,
                      "custom_ids": custom_ids})
-        batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
-                             route=True)
+        while True:
+            batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
+                                 route=True)
+            if not isinstance(batch_id, BaseException) or RUN.stopped.is_set():
+                break
+            # the create may have reached the provider though its answer did not reach us: a batch
+            # made of this file is used, never a second one paid for
+            found = self._found(api, file_id)
+            if found:
+                batch_id = found
+                break
+            if not is_transient(batch_id) or time.monotonic() >= until or RUN.stopped.wait(self.policy.backoff_cap_s):
+                break
         if isinstance(batch_id, BaseException):
             self._fail(group, batch_id)
             return None
@@ -342,20 +373,27 @@ class Waves:
     def _wait(self, api: BatchAPI, batch_id: str, calls: int,
               attached: bool = False) -> Optional[tuple[dict[str, Result], LineFailed]]:
         """Poll the batch until it ends: its lines' results, and what a line without one failed with
-        (None if the run stopped meanwhile). ``attached``: an earlier run's batch, which this
-        endpoint may not know (another key or project): then its calls go in a new batch."""
+        (None if the run stopped meanwhile). A batch this endpoint does not know (an earlier run's,
+        under another key or project) has its calls sent in a new batch."""
         started, interval, said = time.monotonic(), min(FIRST_POLL_S, self.poll_s), None
+        window_ends = started + OVERDUE_S
         while True:
-            status = self._api(lambda: api.retrieve(batch_id), f"asking for batch {batch_id}", unknown_ok=attached)
+            status = self._patient(lambda: api.retrieve(batch_id), f"asking for batch {batch_id}", window_ends)
+            if status is None:
+                return None  # the batch goes on: ``running`` names it for the line the run ends with
             if isinstance(status, _Unknown):
-                self.say(f"econarena: batch {batch_id} is unknown to this endpoint (another key or project?): "
-                         f"its {calls} call(s) go in a new batch")
+                self.say(f"econarena: batch {batch_id} is unknown to this endpoint"
+                         f"{' (another key or project?)' if attached else ''}: its {calls} call(s) go in a new batch")
                 return {}, LineFailed(f"batch {batch_id} is unknown to this endpoint")
-            if isinstance(status, BaseException):  # every line retried in a new batch, within max_attempts
-                return {}, LineFailed(f"batch {batch_id}: {type(status).__name__}: {status}")
+            if isinstance(status, BaseException):
+                status = Status(batch_id, "")  # the window is past: taken for lost below
+            for note in status.notes:
+                if note not in self.noted:
+                    self.noted.add(note)
+                    self.say(f"econarena: batch {batch_id}: {note}")
             line = (f"{status.status}, {status.completed} of {status.total or calls} done, "
                     f"{status.failed} failed" + (f": {status.errors}" if status.errors else ""))
-            if line != said or status.status in TERMINAL:
+            if status.status and (line != said or status.status in TERMINAL):
                 waited = time.monotonic() - started
                 self.say(f"econarena: batch {batch_id}: {line} ({waited:.0f} s waited)")
                 said = line
@@ -366,33 +404,85 @@ class Waves:
                          f"the API's window: its {calls} call(s) go in a new batch")
                 return {}, LineFailed(f"batch {batch_id} did not end within {OVERDUE_S / 3600:g} h")
             if RUN.stopped.wait(interval):
-                return None  # the batch goes on: ``running`` names it for the line the run ends with
+                return None
             interval = min(self.poll_s, interval * 2)
         self.ended.add(batch_id)
         results: dict[str, Result] = {}
-        for file_id in (status.error_file_id, status.output_file_id):  # answers win over errors
-            if file_id:
-                data = self._api(lambda f=file_id: api.download(f), f"downloading {file_id}")
-                if isinstance(data, bytes):
-                    results.update(read_results(data, batch_id))
+        lost: list[str] = []
+        for kind, file_id in (("error", status.error_file_id), ("output", status.output_file_id)):
+            if not file_id:
+                continue
+            repeated: list[str] = []
+            read = self._patient(lambda f=file_id, r=repeated: read_results(api.download(f), batch_id, r),
+                                 f"downloading {file_id}", window_ends, restart=repeated.clear)
+            if read is None:
+                return None  # stopped: the batch's results wait for the resume
+            if isinstance(read, dict):
+                results.update(read)  # answers (read last) win over errors
+                if repeated:
+                    self.say(f"econarena: batch {batch_id}: its {kind} file {file_id} answers {len(repeated)} call(s) "
+                             f"more than once (first: {repeated[0]}): the first line of each answers it, the others "
+                             "are ignored")
+            elif kind == "output":
+                lost.append(file_id)
         self.record({"status": status.status, "batch_id": batch_id, "endpoint": api.label,
                      "completed": status.completed, "failed": status.failed, "total": status.total,
                      **({"errors": status.errors} if status.errors else {})})
         why = f"batch {batch_id} {status.status}" + (f": {status.errors}" if status.errors else "")
+        if lost:
+            self.say(f"econarena: batch {batch_id}: its output file {lost[0]} cannot be read (gone, or past the window): "
+                     f"its {status.completed} answered call(s) were paid once and are sent again in a new batch")
+            return results, LineFailed(f"{why}: its output file {lost[0]} is gone; this call was answered and paid "
+                                       "once, and is sent again")
         return results, LineFailed(f"{why}: no result for this call" if status.status == "completed"
                                    else f"{why} before this call was answered")
 
-    def _api(self, request: Callable[[], Any], what: str, route: bool = False, unknown_ok: bool = False) -> Any:
-        """One request to the batch API, retried as the call policy says; the result or the error.
-        ``route``: a request to a route every batch API has, so its absence means there is none;
-        ``unknown_ok``: a 404 is an answer (``_Unknown``), not an error that stops the run."""
-        jitter = random.Random(0)
-        for attempt in range(1, self.policy.max_attempts + 1):
+    def _patient(self, request: Callable[[], Any], what: str, until: float,
+                 restart: Callable[[], None] = lambda: None) -> Any:
+        """A request about a batch the provider holds (a look at it, a download of its files). Its
+        failures (5xx, a timeout, a dropped connection, an object or file of the wrong shape) are the
+        API's, not the calls': retried with backoff until ``until`` (the batch's window), never a
+        reason to send the lines again. Returns the result; ``_Unknown`` for a 404; None if the run
+        stopped (or an error no retry cures stopped it); the last error once the window is past.
+        ``restart`` runs before each new try (a download read half-way starts over)."""
+        jitter, attempt, told = random.Random(0), 0, False
+        while True:
+            try:
+                result = request()
+            except Exception as exc:  # noqa: BLE001 - classified below
+                if status_of(exc) == 404:
+                    return _Unknown(str(exc))
+                stop = fatal(exc)
+                if stop is not None:
+                    stop_run(stop[1], stop[0])
+                    return None
+                attempt += 1
+                if not told:
+                    told = True
+                    self.say(f"econarena: batch API: {what} failed ({type(exc).__name__}: {str(exc)[:200]}); asking "
+                             "again with backoff while the batch's window lasts (the batch goes on at the provider; "
+                             "nothing is sent again)")
+                if time.monotonic() >= until:
+                    return exc
+                if RUN.stopped.wait(self.policy.backoff(attempt, jitter)):
+                    return None
+                restart()
+                continue
+            if told:
+                self.say(f"econarena: batch API: {what}: answered after {attempt} failed tries")
+            return result
+
+    def _api(self, request: Callable[[], Any], what: str, route: bool = False,
+             until: Optional[float] = None) -> Any:
+        """One request to the batch API, retried as the call policy says (and, given ``until``, a
+        transient failure on until then); the result or the error. ``route``: a request to a route
+        every batch API has, so its absence means there is none."""
+        jitter, attempt = random.Random(0), 0
+        while True:
+            attempt += 1
             try:
                 return request()
             except Exception as exc:  # noqa: BLE001 - classified below
-                if unknown_ok and status_of(exc) == 404:
-                    return _Unknown(str(exc))
                 if route and status_of(exc) in NO_SUCH_ROUTE:
                     stop_run(f"this endpoint has no batch API ({what} was answered HTTP {status_of(exc)}): "
                              "run without batch=yes, or against an endpoint that has /v1/files and /v1/batches",
@@ -402,12 +492,15 @@ class Waves:
                 if stop is not None:
                     stop_run(stop[1], stop[0])
                     return exc
-                if not is_transient(exc) or attempt == self.policy.max_attempts:
+                more = attempt < self.policy.max_attempts or (until is not None and time.monotonic() < until)
+                if not is_transient(exc) or not more:
                     self.say(f"econarena: batch API: {what} failed: {type(exc).__name__}: {exc}")
                     return exc
+                if attempt == self.policy.max_attempts:
+                    self.say(f"econarena: batch API: {what} failed {attempt} times ({type(exc).__name__}); asking "
+                             "again with backoff")
                 if RUN.stopped.wait(self.policy.backoff(attempt, jitter)):
                     return exc
-        raise AssertionError("unreachable")
 
     def _fail(self, group: list[_Slot], exc: BaseException) -> None:
         if RUN.stopped.is_set():

@@ -8,7 +8,7 @@ a line's response back into the parsed completion the synchronous path would hav
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from ..calls.batches import Status
 from .chat import ChatCompletionFn, shared_client
@@ -48,9 +48,21 @@ class OpenAIBatches:
     def retrieve(self, batch_id: str) -> Status:
         return status_of(self.client.batches.retrieve(batch_id, **self.headers))
 
-    def download(self, file_id: str) -> bytes:
-        # bytes that are not UTF-8 become \xNN text, as a synchronous reply's would (``reply_bytes``)
-        return escaped_body(self.client.files.content(file_id, **self.headers).content)
+    def download(self, file_id: str) -> Iterator[bytes]:
+        """The file's lines as they stream in: memory is bounded by the longest line, not the file.
+        Bytes that are not UTF-8 become \\xNN text, as a synchronous reply's would (``reply_bytes``)."""
+        with self.client.files.with_streaming_response.content(file_id, **self.headers) as response:
+            held = bytearray()
+            for chunk in response.iter_bytes():
+                held += chunk
+                end = held.rfind(b"\n")
+                if end < 0:
+                    continue
+                for line in bytes(held[:end]).split(b"\n"):
+                    yield escaped_body(line)
+                del held[:end + 1]
+            if held:
+                yield escaped_body(bytes(held))
 
     def find(self, file_id: str) -> Optional[str]:
         for n, batch in enumerate(self.client.batches.list(limit=100, **self.headers)):
@@ -62,13 +74,38 @@ class OpenAIBatches:
 
 
 def status_of(batch: Any) -> Status:
+    """The batch object as ``calls.batches`` reads it. A field of the wrong type (a gateway's own
+    shape, ``errors.data`` holding strings) is ignored and named in ``notes``, never an error: the
+    batch is still at the provider, and a failed look would only be asked again."""
+    notes: list[str] = []
+
+    def field(obj: Any, name: str, kind: Any, default: Any, where: str = "") -> Any:
+        value = obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+        if value is None or value is default:
+            return default
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return value
+        notes.append(f"the batch object's {where}{name} is {type(value).__name__} {str(value)[:40]!r}, not "
+                     f"{getattr(kind, '__name__', 'str')}: ignored")
+        return default
+
     counts = getattr(batch, "request_counts", None)
     errors = getattr(batch, "errors", None)
-    said = "; ".join(f"line {e.line}: {e.message}" if getattr(e, "line", None) else str(e.message)
-                     for e in (getattr(errors, "data", None) or []))
-    return Status(id=batch.id, status=batch.status, total=getattr(counts, "total", 0) or 0,
-                  completed=getattr(counts, "completed", 0) or 0, failed=getattr(counts, "failed", 0) or 0,
-                  output_file_id=batch.output_file_id, error_file_id=batch.error_file_id, errors=said)
+    data = field(errors, "data", list, [], "errors.")
+    said = []
+    for e in data:
+        if isinstance(e, str):
+            said.append(e)
+            continue
+        message, line = field(e, "message", str, ""), field(e, "line", int, None, "errors.data[].")
+        said.append(f"line {line}: {message}" if line is not None else message)
+    return Status(id=field(batch, "id", str, ""), status=field(batch, "status", str, ""),
+                  total=field(counts, "total", int, 0, "request_counts."),
+                  completed=field(counts, "completed", int, 0, "request_counts."),
+                  failed=field(counts, "failed", int, 0, "request_counts."),
+                  output_file_id=field(batch, "output_file_id", str, None) or None,
+                  error_file_id=field(batch, "error_file_id", str, None) or None,
+                  errors="; ".join(x for x in said if x), notes=tuple(notes))
 
 
 def batch_api(fn: Any) -> Optional[OpenAIBatches]:

@@ -261,3 +261,92 @@ def test_results_read_answers_errors_and_skip_lines_that_name_no_call():
     assert isinstance(got["b"], LineFailed) and got["b"].transient and "HTTP 429: slow" in str(got["b"])
     assert isinstance(got["c"], LineFailed) and got["c"].status_code is None and "batch_expired: late" in str(got["c"])
     assert set(got) == {"a", "b", "c"}
+
+
+def test_a_status_outage_and_a_download_cut_short_are_waited_out_not_sent_again():
+    class Unavailable(Exception):
+        status_code = 503
+
+    class Stormy(MemoryAPI):
+        looks = downloads = 0
+
+        def retrieve(self, batch_id: str) -> Status:
+            self.looks += 1
+            if self.looks <= 5:
+                raise Unavailable("Service Unavailable")
+            return super().retrieve(batch_id)
+
+        def download(self, file_id: str):
+            self.downloads += 1
+            lines = super().download(file_id).splitlines(keepends=True)
+            if self.downloads == 1:  # the first download breaks off after one line
+                yield lines[0]
+                raise ConnectionError("connection reset by peer")
+            yield from lines
+
+    api, records = Stormy(), []
+    got = waves(1, records, max_attempts=2).call([(api, Line(c, {})) for c in "abc"])
+    assert [r.batch_id for r in got] == ["batch_0"] * 3 and len(api.batches) == 1
+    assert api.looks == 6 and api.downloads == 2
+
+
+def test_a_malformed_batch_object_is_asked_for_again_until_it_reads():
+    class Garbled(MemoryAPI):
+        looks = 0
+
+        def retrieve(self, batch_id: str) -> Status:
+            self.looks += 1
+            if self.looks <= 2:
+                raise AttributeError("'str' object has no attribute 'message'")
+            return super().retrieve(batch_id)
+
+    api, records = Garbled(), []
+    got = waves(1, records, max_attempts=1).call([(api, Line("a", {}))])
+    assert isinstance(got[0], Answer) and len(api.batches) == 1
+
+
+def test_a_lost_output_file_sends_its_lines_again_once():
+    class NotFound(Exception):
+        status_code = 404
+
+    class Losing(MemoryAPI):
+        def download(self, file_id: str) -> bytes:
+            if file_id == "batch_0-out":
+                raise NotFound("No such File object: batch_0-out")
+            return super().download(file_id)
+
+    said: list[str] = []
+    api, records = Losing(), []
+    w = Waves(1, CallPolicy(max_attempts=3, backoff_base_s=0.0), 0.01, ENDPOINT, records.append, said.append)
+    got = w.call([(api, Line(c, {})) for c in "ab"])
+    assert [r.batch_id for r in got] == ["batch_1", "batch_1"]
+    assert any("were paid once and are sent again" in line for line in said)
+
+
+def test_results_are_read_from_a_stream_of_lines_and_the_first_line_of_a_custom_id_answers_it():
+    lines = iter([b'{"custom_id": "a", "response": {"status_code": 200, "body": {"x": 1}}}',
+                  b'{"custom_id": "a", "response": {"status_code": 200, "body": {"x": 2}}}',
+                  b'{"custom_id": "b", "response": {"status_code": "200", "body": {}}}'])
+    repeated: list[str] = []
+    got = read_results(lines, "batch_1", repeated)
+    assert got["a"] == Answer({"x": 1}, "batch_1") and repeated == ["a"]
+    assert isinstance(got["b"], LineFailed) and got["b"].status_code is None  # a status of the wrong type: not run
+
+
+def test_a_create_whose_answer_was_lost_uses_the_batch_it_made():
+    class Unavailable(Exception):
+        status_code = 502
+
+    class LostAnswer(MemoryAPI):
+        creates = 0
+
+        def create(self, file_id: str, metadata: Any) -> str:
+            self.creates += 1
+            batch_id = super().create(file_id, metadata)
+            if self.creates == 1:
+                raise Unavailable("Bad Gateway")  # made, but the answer never came back
+            return batch_id
+
+    api, records = LostAnswer(), []
+    got = waves(1, records, max_attempts=1).call([(api, Line("a", {}))])
+    assert isinstance(got[0], Answer) and got[0].batch_id == "batch_0" and len(api.batches) == 1

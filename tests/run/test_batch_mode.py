@@ -319,3 +319,85 @@ def test_an_arena_of_two_models_in_batch_mode_sends_a_batch_per_model_side_by_si
     assert sum(len(b["custom_ids"]) for b in server.batch.created) == 2 * 50
     assert read_log(log).final_report["sessions"] == 2
     check_batched_log(log, server)
+
+
+# ---- the batch API's own failures: waited out, never a line paid twice ----
+
+
+def storm_run(tmp_path: Path, setup, sessions: int = 4, timeout: float = 300, returncode: int = 0):
+    """beauty_L, ``sessions`` sessions (50 calls each) by batch against a server that ``setup`` makes misbehave."""
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(validate_s=0.2, run_s=0.3)).start()
+    setup(server)
+    try:
+        log = tmp_path / "storm.jsonl"
+        done = run_cli(command("beauty_L", log, sessions), env_for(server), timeout=timeout, returncode=returncode)
+    finally:
+        server.stop()
+    return server, log, done
+
+
+def test_the_batch_status_endpoint_down_for_10_s_pays_nothing_twice(tmp_path):
+    down: dict[str, float] = {}
+
+    def fault(method: str, path: str):
+        if method == "GET" and "/batches/" in path:
+            down.setdefault("from", time.monotonic())
+            if time.monotonic() - down["from"] < 10.0:
+                return 503, api_error("The server is temporarily unavailable", kind="server_error")
+        return None
+
+    server, log, done = storm_run(tmp_path, lambda s: setattr(s.batch, "fault", fault))
+    assert server.batch.faulted["GET batches/id"] >= 3  # the looks during the outage were refused
+    assert len(server.batch.created) == 1 and server.batch.lines_answered == 200  # 0 lines paid twice
+    assert server.sync_chat_requests() == 0
+    assert all(not s["errored"] for s in sessions_of(log).values()) and len(sessions_of(log)) == 4
+    assert "asking again with backoff while the batch's window lasts" in done.stderr
+    check_batched_log(log, server)
+
+
+def test_a_batch_object_with_fields_of_the_wrong_type_is_read_and_named_once(tmp_path):
+    def mangle(view: dict[str, Any]) -> dict[str, Any]:
+        return {**view, "errors": {"object": "list", "data": ["a gateway's note, not an error object"]},
+                "request_counts": {**view["request_counts"], "total": "two hundred"}}
+
+    server, log, done = storm_run(tmp_path, lambda s: setattr(s.batch, "mangle", mangle))
+    assert len(server.batch.created) == 1 and server.batch.lines_answered == 200
+    assert all(not s["errored"] for s in sessions_of(log).values()) and len(sessions_of(log)) == 4
+    named = [x for x in done.stderr.splitlines() if "request_counts.total is str" in x]
+    assert len(named) == 1 and "ignored" in named[0]
+    check_batched_log(log, server)
+
+
+def test_an_output_file_that_404s_is_sent_again_once_and_the_user_told_it_was_paid(tmp_path):
+    gone: set[str] = set()
+
+    def fault(method: str, path: str):
+        if method == "GET" and path.endswith("/content") and not gone - {path}:
+            if not gone:  # the first batch's output file: gone once read for
+                gone.add(path)
+            if path in gone:
+                return 404, api_error("No such File object", param="id")
+        return None
+
+    server, log, done = storm_run(tmp_path, lambda s: setattr(s.batch, "fault", fault))
+    assert [len(b["custom_ids"]) for b in server.batch.created] == [200, 200]
+    assert all(not s["errored"] for s in sessions_of(log).values()) and len(sessions_of(log)) == 4
+    said = [x for x in done.stderr.splitlines() if "cannot be read" in x]
+    assert len(said) == 1 and "200 answered call(s) were paid once and are sent again" in said[0]
+    check_batched_log(log, server)
+
+
+def test_an_output_file_holding_each_line_twice_is_answered_by_the_first_and_says_so(tmp_path):
+    def twice(which: str, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if which != "output":
+            return lines
+        spoiled = [{**line, "response": {**line["response"], "body": {
+            **line["response"]["body"], "choices": [{**line["response"]["body"]["choices"][0], "message": {
+                "role": "assistant", "content": '{"choice": 0}'}}]}}} for line in lines]
+        return lines + spoiled  # the second line of each custom_id would answer 0 for every call
+
+    server, log, done = storm_run(tmp_path, lambda s: setattr(s.batch, "written", twice))
+    sync_log = synchronous("beauty_L", 4, tmp_path)
+    assert sessions_of(log) == sessions_of(sync_log)  # the first line of each answered, as a request would
+    said = [x for x in done.stderr.splitlines() if "more than once" in x]
+    assert len(said) == 1 and "answers 200 call(s) more than once" in said[0]
