@@ -57,3 +57,18 @@ def test_a_batch_status_flattens_the_apis_counts_and_validation_errors():
     status = status_of(batch)
     assert (status.status, status.total, status.completed, status.failed) == ("failed", 3, 1, 2)
     assert status.errors == "line 2: wrong url" and status.output_file_id is None
+    assert status.notes == ()
+
+
+def test_a_batch_object_of_the_wrong_shape_is_read_with_its_odd_fields_named():
+    """The openai client parses leniently (``construct``): a gateway's strings where objects or
+    numbers belong arrive as they are, and must not make every look at the batch fail."""
+    batch = Batch.construct(**{
+        "id": "batch_2", "object": "batch", "status": "in_progress", "output_file_id": None, "error_file_id": 7,
+        "request_counts": {"total": "two hundred", "completed": 5, "failed": True},
+        "errors": {"object": "list", "data": ["a note, not an error object", {"message": "m", "line": "x"}]}})
+    status = status_of(batch)
+    assert (status.status, status.total, status.completed, status.failed) == ("in_progress", 0, 5, 0)
+    assert status.errors == "a note, not an error object; m" and status.error_file_id is None
+    assert len(status.notes) == 4 and all("ignored" in note for note in status.notes)
+    assert any("request_counts.total is str 'two hundred'" in note for note in status.notes)
