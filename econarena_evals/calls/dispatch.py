@@ -175,7 +175,8 @@ def attempts(call: Callable[[], str], policy: CallPolicy, batch: Batch, i: int) 
             if limited:
                 lane.refused(*(server_wait_said(result) or (None,)))
             else:
-                lane.overloaded(*(server_wait_said(result) or (None, "")), policy.backoff_base_s)
+                lane.overloaded(*(server_wait_said(result) or (None, "")), policy.backoff_base_s,
+                               policy.backoff_cap_s)
             if lane.waited_too_long(policy.rate_limit_patience_s):
                 what, word = ("rate limited", "rate limit") if limited else ("overloaded (503/529)", "overloaded")
                 stop_run(f"{what}: no answer from this endpoint for rate_limit_patience_s="

@@ -347,11 +347,13 @@ class Lane:
                 self.window = max(1.0, (self.in_flight if self.window == math.inf else self.window) / 2)
             self.cond.notify_all()
 
-    def overloaded(self, wait_s: Optional[float], source: str, base_s: float) -> None:
+    def overloaded(self, wait_s: Optional[float], source: str, base_s: float, cap_s: float) -> None:
         """An overload (503, 529, UNAVAILABLE): too busy for everyone, so the whole lane pauses and
         then probes with one call at a time until an answer comes (``acquire``). The pause is the
-        server's word if it gave one, else capped exponential backoff with jitter over the pauses
-        since the last answer; both within ``_bounded`` and what is left of the patience. Refusals
+        server's word if it gave one, else exponential backoff with jitter over the pauses since
+        the last answer, at most ``cap_s`` (the call policy's ``backoff_cap_s``: a probe every 20 s
+        costs nothing, and the lane finds the storm over within that); both within ``_bounded`` and
+        what is left of the patience. Refusals
         of calls sent before the pause began are the same burst: they do not pause it again."""
         with self.cond:
             now = time.monotonic()
@@ -359,7 +361,7 @@ class Lane:
                 return
             self.overloads += 1
             if wait_s is None:
-                step = base_s * 2 ** min(self.overloads - 1, 30)
+                step = min(cap_s, base_s * 2 ** min(self.overloads - 1, 30))
                 wait_s, source = step / 2 + self._jitter.uniform(0, step / 2), "backoff"
             wait_s = self._bounded(wait_s, source)
             left = self.last_answer + self.patience_s - now  # the stop comes soon after the patience runs out
