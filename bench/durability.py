@@ -34,7 +34,7 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-local")  # evals needs one at import
 import evals.base  # noqa: E402
 import evals.record  # noqa: E402
 
-from econarena_evals.run.durable import durable  # noqa: E402
+from econarena_evals.integration.recorder import durable  # noqa: E402
 
 
 def make_log(path: Path, sessions: int) -> None:

@@ -143,7 +143,6 @@ def main() -> int:
                             say=lambda s=server: f"500s {s.injected['500']:,}")
         if case("dead"):
             port = free_port()
-            started = time.perf_counter()
             status, wall, _ = oaieval(f"http://127.0.0.1:{port}/v1", "beauty_L", tmp / "dead.jsonl", None,
                                       "--extra_eval_params", "call_timeout_s=30")
             row("dead", status, wall, tmp / "dead.jsonl", "nothing listens", "bound: call_timeout_s + 10 s = 40 s")

@@ -132,3 +132,43 @@ def test_the_core_the_games_the_scores_and_the_call_engine_import_no_evals():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             found += [f"{module_name(path)} imports {n}" for n in names if n == "evals" or n.startswith("evals.")]
     assert found == []
+
+
+def evals_private_names() -> set[str]:
+    """Every private name evals defines (``_x``, not ``__x__``): functions, classes, module names and
+    attributes it sets on its objects."""
+    import warnings
+
+    import evals
+
+    names: set[str] = set()
+    for path in Path(evals.__file__).parent.rglob("*.py"):
+        with warnings.catch_warnings():  # evals' own invalid escape sequences are not ours to report
+            warnings.simplefilter("ignore")
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.endswith("__")}
+
+
+def test_only_integration_names_evals_private_attributes():
+    """integration/ is the one door to evals' insides: an evals upgrade touches one folder."""
+    private = evals_private_names()
+    assert {"_flush_events_internal", "_index_samples", "_flushes_done"} <= private  # the check sees them
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "integration" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private and not (
+                    isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evals"):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {a.name}" for a in node.names
+                          if a.name in private]
+    assert found == []

@@ -40,7 +40,7 @@ def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
 
 
 def flat_usage(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
-    """A recorder step (``integration.recorder.edit_events``): a ``sampling`` event's usage, flat."""
+    """A recorder step (``integration.recorder.wrap``): a ``sampling`` event's usage, flat."""
     if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
         data = {**data, "usage": flatten_usage(data["usage"])}
     return data

@@ -13,16 +13,17 @@ included. And a reply of 10 MB was stored whole, 50 times a session. So, for eve
 * a flush that still cannot serialise an event writes the others, and in that event's place a
   ``econarena_unrecordable`` row naming its type and what failed.
 
-The score never sees any of this: it reads the reply the completion fn returned, whole.
+The score never sees any of this: it reads the reply the completion fn returned, whole. The
+recorder is wrapped to do this in ``integration.recorder`` (``storable_event`` is a step of it,
+``unrecordable`` its placeholder).
 The form is documented in docs/contract.md §8.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Sequence
+from typing import Any
 
-from ..integration.recorder import edit_events
 from .format import SEAT_TAG, UNRECORDABLE_EVENT
 
 MAX_STORED_CHARS = 65_536
@@ -148,35 +149,6 @@ def storable_event(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
             data["sampled_escaped"] = True
         return data
     return storable(data)[0]
-
-
-def store_as_data(recorder: Any) -> None:
-    """Make this recorder store every event it records as ``storable_event`` says, and write the
-    events of a flush one by one when they cannot all be written together."""
-    if getattr(recorder, "_econarena_storable", False):
-        return
-    edit_events(recorder, storable_event)
-    flush = getattr(recorder, "_flush_events_internal", None)
-    if flush is not None:
-        recorder._flush_events_internal = lambda events: _flush_each_on_failure(recorder, flush, events)
-    recorder._econarena_storable = True
-
-
-def _flush_each_on_failure(recorder: Any, flush: Any, events: Sequence[Any]) -> None:
-    """``flush(events)``; if it cannot serialise them (nothing is written then), each event alone,
-    and a placeholder row for any that still fails, so one event never takes the others down."""
-    try:
-        return flush(events)
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError; OSError (a full disk) is not ours
-        pass
-    done_before = getattr(recorder, "_flushes_done", 0)
-    for event in events:
-        try:
-            flush([event])
-        except (TypeError, ValueError) as exc:
-            flush([unrecordable(event, exc)])
-    if hasattr(recorder, "_flushes_done"):  # evals counts one flush per flush started
-        recorder._flushes_done = done_before + 1
 
 
 def unrecordable(event: Any, exc: BaseException) -> Any:

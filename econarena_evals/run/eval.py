@@ -37,7 +37,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
-from ..integration.recorder import edit_events, write_events_quickly
+from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
 from ..integration.threads import threads_for
 from ..log.format import (
     BATCH_EVENT,
@@ -54,10 +54,9 @@ from ..log.format import (
     final_report,
     metric_fields,
 )
-from ..log.recording import store_as_data
+from ..log.recording import storable_event, unrecordable
 from ..score.metrics import session_metrics
 from . import config, disk, exit_status, resume
-from .durable import durable, log_path_of
 from .plan import estimate_cell
 from .progress import Progress, duration
 from .resume_command import hint_at_exit
@@ -73,7 +72,7 @@ _SEAT_CALL: contextvars.ContextVar[Optional[dict[str, Any]]] = contextvars.Conte
 
 
 def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
-    """A recorder step (``edit_events``): a seat call's sampling event gets ``{cell, session, run, seat, player}``."""
+    """A recorder step (``integration.recorder.wrap``): a seat call's sampling event gets ``{cell, session, run, seat, player}``."""
     seat_call = _SEAT_CALL.get()
     if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
         seat_call["recorded"] += 1
@@ -155,9 +154,10 @@ class EconArena(evals.Eval):
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
-        disk.guard(recorder)  # a log that cannot be written stops the run (exit 4), not a traceback
-        store_as_data(recorder)  # after the guard: each event as it will be written, tags and all; one bad
-        # event makes it write the others one by one, each through the guard
+        # Every event: tagged with its seat call, its usage made flat, stored as it can be written
+        # (in that order). A log that cannot be written stops the run (exit 4), not a traceback.
+        wrap(recorder, [tag_seat_call, flat_usage, storable_event], unrecordable, disk.on_write_error(recorder),
+             SESSION_EVENT)
         write_events_quickly()  # the same lines, without evals' deep copy of each event
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
@@ -175,15 +175,13 @@ class EconArena(evals.Eval):
                 self.resumed, self.resumed_runs = plan.done, plan.parts
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
-        edit_events(recorder, flat_usage)  # a usage evals can add up
-        edit_events(recorder, tag_seat_call)  # added last, so it runs first, as when each wrapped the recorder
         if self.resume_from:
             logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
                         "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
                         len(plan.done), len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs,
                         plan.kept_calls)
         # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
-        handed_out = [s for s, _ in evals.eval._index_samples(sessions)]
+        handed_out = samples_in_order(sessions)
         to_play = [s for s in handed_out if s.index not in self.resumed]
         fn = self.roster[0][1]
         estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
@@ -246,7 +244,7 @@ class EconArena(evals.Eval):
             exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
-        if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.guard
+        if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.on_write_error
             print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
         if self._errors:
             # Loud on purpose: an errored session is left out of the means, and a report with fewer

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from ..core.redact import redact_command, redact_url
+from ..integration.recorder import log_path_of
 from ..integration.status import under_cli
-from .durable import log_path_of
 from .resume import RESUME_ENV, spec_of
 
 RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from test_providers import refusal
 
 from econarena_evals.calls.dispatch import LIVE_SHARE, call_all
 from econarena_evals.calls.errors import fatal, is_endpoint_failure, is_overloaded, is_rate_limited, is_transient
@@ -26,7 +27,6 @@ from econarena_evals.log.filing import filing_problems
 from conftest import REGISTRY, base_env, cli
 from openai_server import OVERLOAD_BODIES, Faults, OpenAIServer, Storm
 from policies import scripted
-from test_providers import refusal
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
