@@ -21,6 +21,8 @@ from ..score.metrics import METRICS, rescore_sessions
 from .format import (
     BATCH_EVENT,
     BATCH_ID,
+    FORMAT_KEY,
+    LOG_FORMAT,
     PLAN_EVENT,
     PLAYERS_EVENT,
     RUN_EVENT,
@@ -51,6 +53,8 @@ class EvalLog:
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
     # batch mode: the batches the run sent or re-attached to (paid for, even with no answer in the log yet)
     batches: list[str] = field(default_factory=list)
+    # the log's format as its players event states it (``format.LOG_FORMAT``); 1 for a log that states none
+    format: int = 1
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
 
@@ -313,6 +317,12 @@ def read_log(path: Path) -> EvalLog:
                 else:
                     settings.append(masked(entry))
             log.settings = settings
+            stated = data.get(FORMAT_KEY, 1)
+            if isinstance(stated, int) and not isinstance(stated, bool) and 1 <= stated <= LOG_FORMAT:
+                log.format = stated
+            else:
+                reading.note(f"line {lineno}: the log states format {str(stated)[:20]}, which this version "
+                             f"does not read (it reads 1 to {LOG_FORMAT}): upgrade econarena-evals; read as format 1")
         elif kind == STOP_EVENT and isinstance(data, dict):
             log.stop = data
         elif kind == PLAN_EVENT and isinstance(data, dict):

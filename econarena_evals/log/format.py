@@ -14,6 +14,14 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..score.metrics import METRICS, mean_metrics
 
+# The log's format, stated in the players event (``{"players": [...], "format": LOG_FORMAT}``), so a
+# reader knows what to expect instead of guessing from what is there. 1: every log written before it
+# was stated (no "format"); such logs may hold sampling events without the seat tag and no players
+# event, and are read by ``old_logs``. 2: every sampling event of a seat call carries the seat tag,
+# and the players event comes first.
+LOG_FORMAT = 2
+FORMAT_KEY = "format"
+
 RUN_EVENT = "econarena_run"  # one scored run of one session
 SESSION_EVENT = "econarena_session"  # a session's metrics per player, or why it errored
 PLAYERS_EVENT = "econarena_players"  # who played, with what args, against which endpoint

@@ -43,6 +43,8 @@ from ..log.format import (
     BATCH_EVENT,
     BATCH_ID,
     EVAL_RECORDER,
+    FORMAT_KEY,
+    LOG_FORMAT,
     PLAN_EVENT,
     PLAYERS_EVENT,
     PLAYERS_SAMPLE_ID,
@@ -161,7 +163,8 @@ class EconArena(evals.Eval):
         write_events_quickly()  # the same lines, without evals' deep copy of each event
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
-        recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings)}, sample_id=PLAYERS_SAMPLE_ID)
+        recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings), FORMAT_KEY: LOG_FORMAT},
+                              sample_id=PLAYERS_SAMPLE_ID)
         durable(recorder)
         # Read every session up front: a bad samples file fails here, before any call is paid for,
         # and eval_sample gets the parsed Session instead of reading the line again.
