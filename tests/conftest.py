@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,33 +27,41 @@ from policies import scripted  # noqa: E402
 
 CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
 
-# What a test (or a fixture it uses) does when it starts a process or a server: such a test is
-# marked e2e, so `python -m pytest -m "not e2e"` is the fast inner loop.
-_STARTS_PROCESSES = ("cli(", "subprocess.", "OpenAIServer(", "run_cli(", "oaieval(", "oaievalset_logs(", "Popen(",
-                     "limited(")
+# What a test (or a fixture it uses) does when it starts a process or a server: such a test must
+# carry the e2e marker (``pytestmark = pytest.mark.e2e`` or ``@pytest.mark.e2e``), so that
+# `python -m pytest -m "not e2e"` is the fast inner loop. The marker is the test's own word; this
+# look at the source only catches a test that forgot it (collection fails, naming it).
+_STARTS_PROCESSES = re.compile(r"subprocess\.|(?<!\w)(?:cli|OpenAIServer|run_cli|oaieval|oaievalset_logs|Popen|limited)\(")
 
 
 def _starts_processes(func, depth: int = 3) -> bool:
-    """True if ``func``, or a function of its module that it calls (a few calls deep), starts one."""
+    """True if ``func``, or a function of its module that it calls by name (a few calls deep), starts one."""
     try:
         source = inspect.getsource(func)
     except (OSError, TypeError):
         return False
-    if any(mark in source for mark in _STARTS_PROCESSES):
+    if _STARTS_PROCESSES.search(source):
         return True
     if depth == 0:
         return False
     scope = getattr(inspect.getmodule(func), "__dict__", {})
-    called = {name for name in scope if f"{name}(" in source and inspect.isfunction(scope[name])}
+    called = {name for name in scope if inspect.isfunction(scope[name])
+              and re.search(rf"(?<![\w.]){re.escape(name)}\(", source)}
     return any(_starts_processes(scope[name], depth - 1) for name in called if scope[name] is not func)
 
 
 def pytest_collection_modifyitems(items) -> None:
+    unmarked = []
     for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            continue
         funcs = [getattr(item, "function", None)] + [
             d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
         if any(_starts_processes(f) for f in funcs if f is not None):
-            item.add_marker(pytest.mark.e2e)
+            unmarked.append(item.nodeid)
+    if unmarked:
+        raise pytest.UsageError("these tests start a process or a server but are not marked e2e "
+                                "(add @pytest.mark.e2e):\n  " + "\n  ".join(unmarked))
 
 
 def cli(name: str) -> str:

@@ -58,6 +58,7 @@ def test_opponent_cells_refuse_a_table_too_small_for_their_opponents():
     ("econarena/nash", "temperature=abc", "eval arg temperature must be a number, got 'abc'"),  # a bad value
     (",".join(["econarena/nash"] * 3), "seats=2", "3 completion fn(s) for 2 seats"),  # too many players
 ])
+@pytest.mark.e2e
 def test_the_real_cli_refuses_before_any_call(fns, params, message, tmp_path):
     log = tmp_path / "log.jsonl"
     proc = subprocess.run([cli("oaieval"), fns, "econarena.beauty_L", "--registry_path", str(REGISTRY),
@@ -68,6 +69,7 @@ def test_the_real_cli_refuses_before_any_call(fns, params, message, tmp_path):
     assert not log.exists() or '"sampling"' not in log.read_text()
 
 
+@pytest.mark.e2e
 def test_logs_torn_inside_a_character_or_binary_files_do_not_crash_the_report_tools(tmp_path):
     good = tmp_path / "logs" / "good.jsonl"
     good.parent.mkdir()
@@ -89,6 +91,7 @@ def test_logs_torn_inside_a_character_or_binary_files_do_not_crash_the_report_to
 
 
 @pytest.mark.parametrize("params", ["temprature=0", "resume_from=/nonexistent/log.jsonl"])
+@pytest.mark.e2e
 def test_a_refused_run_leaves_no_log_behind(params, tmp_path):
     """Refused before any call (a typo, a resume from a log that is not there): one line, exit 2,
     and no log holding a spec alone where the reports and the resume would find it."""

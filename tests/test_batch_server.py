@@ -13,6 +13,8 @@ import pytest
 
 from openai_server import BATCH_EXPIRED, BatchBehaviour, OpenAIServer, api_error
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 FINAL = ("completed", "failed", "expired", "cancelled")
 MAX_POLLS = 3000  # a poll every 5 ms: a batch that never ends fails the test instead of hanging it
 

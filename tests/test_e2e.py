@@ -17,6 +17,8 @@ from econarena_evals.score.metrics import METRICS
 
 from conftest import CELLS, REGISTRY, base_env, cli, run_cli
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 
 def oaieval(completion_fn: str, cell: str, env: dict, log: Path, *extra: str) -> EvalLog:
     run_cli([cli("oaieval"), completion_fn, f"econarena.{cell}", "--registry_path", str(REGISTRY),

@@ -6,9 +6,13 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from econarena_evals.log.evallog import read_log
 
 from conftest import ROOT, base_env
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 
 def readme_block(marker: str) -> str:

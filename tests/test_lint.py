@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 
 def test_ruff_finds_nothing():

@@ -24,6 +24,8 @@ from econarena_evals.log.evallog import read_log
 
 from conftest import ROOT, base_env
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 CELL, SEATS, RUNS, MAX_TOKENS = "beauty_L", 2, 3, 128
 KEYS = ("understanding", "choice", "reason")
 PLAYER = "econarena/chat:SmolLM2-135M-Instruct"  # the report's rows add the endpoint to it

@@ -10,7 +10,11 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from conftest import REGISTRY, ROOT, base_env, cli
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 
 def test_main_job_reports_only_its_own_logs(tmp_path):

@@ -45,6 +45,7 @@ def test_constraints_pin_every_package_once_on_each_supported_python(python):
 
 
 @pytest.mark.parametrize("version", ["2.7", "3.8", f"3.{int(MAX) + 1}"])
+@pytest.mark.e2e
 def test_setup_sh_refuses_an_unsupported_python_in_one_line(tmp_path, version):
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\necho {version}\n")

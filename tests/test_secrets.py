@@ -9,7 +9,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import REGISTRY, base_env, cli, run_cli
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 # one recognisable fake secret per place; none looks like sk-... or names itself a key
 USERINFO = "Fake-Userinfo-Pw-7731"

@@ -17,6 +17,8 @@ from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import Faults, OpenAIServer
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 FAST_RETRIES = "backoff_base_s=0.02,backoff_cap_s=0.1"
 
 

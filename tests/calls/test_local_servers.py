@@ -19,6 +19,8 @@ from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 # (slots, seconds a request decodes, sessions): the whole run's work is 5 s on one slot, 3.75 s on four
 SERVERS = {1: (0.05, 2), 4: (0.1, 3)}  # the opening burst alone waits 3.2 s and 1.6 s in them
 SHORT_DEADLINE_S = 2

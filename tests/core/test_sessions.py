@@ -60,6 +60,7 @@ def test_invalid_cell_parameters_are_named():
         check_cell(make_cell({"game": "auction", "fee": 500}))
 
 
+@pytest.mark.e2e
 def test_shipped_samples_are_what_the_generator_makes():
     proc = subprocess.run([sys.executable, "-m", "econarena_evals.run.make_samples", "--check",
                            "--registry", str(REGISTRY)], cwd=ROOT, capture_output=True, text=True)

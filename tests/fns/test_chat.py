@@ -17,6 +17,7 @@ def run(fn: str, env: dict, tmp_path, *extra: str, cell: str = "beauty_L", sampl
     return read_log(log)
 
 
+@pytest.mark.e2e
 def test_stock_evals_sends_unknown_names_to_the_legacy_endpoint(model_env, server, tmp_path):
     """Why econarena/chat exists: evals' own fn routes a listed non-gpt-4 name to /v1/completions."""
     before = len(server.bodies("my-local-model"))  # the server is shared by the session's tests
@@ -26,6 +27,7 @@ def test_stock_evals_sends_unknown_names_to_the_legacy_endpoint(model_env, serve
     assert log.final_report["sessions"] == 1
 
 
+@pytest.mark.e2e
 def test_chat_fn_calls_the_chat_endpoint_for_any_name(model_env, server, tmp_path):
     name = "my-local-model"
     before = len(server.bodies(name))
@@ -43,6 +45,7 @@ def test_chat_fn_calls_the_chat_endpoint_for_any_name(model_env, server, tmp_pat
     assert_rescores(log)
 
 
+@pytest.mark.e2e
 def test_reasoning_model_gets_no_temperature_and_max_completion_tokens(model_env, server, tmp_path):
     log = run("econarena/chat:o3-mini", model_env, tmp_path, "--completion_args", "reasoning_effort=low")
     requests = server.bodies("o3-mini")
@@ -54,6 +57,7 @@ def test_reasoning_model_gets_no_temperature_and_max_completion_tokens(model_env
     assert log.players == ["econarena/chat:o3-mini"]
 
 
+@pytest.mark.e2e
 def test_a_model_that_refuses_temperature_is_retried_without_it(model_env, server, tmp_path):
     log = run("econarena/chat:strict-local", model_env, tmp_path)
     requests = [b for _, b in server.bodies("strict-local")]
@@ -64,6 +68,7 @@ def test_a_model_that_refuses_temperature_is_retried_without_it(model_env, serve
     assert log.final_report["sessions"] == 2 and log.final_report["errored_sessions"] == 0
 
 
+@pytest.mark.e2e
 def test_arena_of_two_chat_models_by_name(model_env, server, tmp_path):
     log = run("econarena/chat:model-a,econarena/chat:model-b", model_env, tmp_path, cell="beauty_hist")
     assert len(server.bodies("model-a")) == 2 * 10 and len(server.bodies("model-b")) == 2 * 40
@@ -85,6 +90,7 @@ def test_configuration_errors_are_clear(monkeypatch):
     assert not ChatCompletionFn(model="o4-mini", reasoning="false").reasoning
 
 
+@pytest.mark.e2e
 def test_a_base_url_with_a_query_sends_the_query_with_every_request(model_env, server, tmp_path):
     """A gateway that takes its key in the query (``/v1?key=...``): the route stays the route and the
     query is the request's own (the openai client alone would send ``/v1/?key=...chat/completions``)."""

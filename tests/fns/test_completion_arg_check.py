@@ -46,6 +46,7 @@ def said(proc: subprocess.CompletedProcess) -> list[str]:
     ("my-local-model", "temprature=0",
      "econarena: completion fn my-local-model does not take the completion arg temprature (closest: temperature)"),
 ])
+@pytest.mark.e2e
 def test_a_mistyped_completion_arg_is_one_line_naming_the_closest_and_no_request(fn, arg, line, model_env, server,
                                                                                 tmp_path):
     before = posts(server)
@@ -56,6 +57,7 @@ def test_a_mistyped_completion_arg_is_one_line_naming_the_closest_and_no_request
     assert posts(server) == before
 
 
+@pytest.mark.e2e
 def test_a_mistyped_option_inside_extra_options_is_refused(model_env, server, tmp_path):
     options = tmp_path / "options.json"
     options.write_text(json.dumps({"temperature": 0, "temprature": 0}))
@@ -68,6 +70,7 @@ def test_a_mistyped_option_inside_extra_options_is_refused(model_env, server, tm
     assert posts(server) == before
 
 
+@pytest.mark.e2e
 def test_right_but_unusual_args_still_reach_the_server(model_env, server, tmp_path):
     model = "unusual-args-model"  # a name of this test's own: its requests are told apart at the shared server
     args = 'logit_bias={"50256":-100},extra_body={"top_k":40},user=researcher-1'
@@ -87,6 +90,7 @@ def test_right_but_unusual_args_still_reach_the_server(model_env, server, tmp_pa
     assert len(sent) == 50 and all(b["seed"] == 3 and b["top_k"] == 40 for b in sent)
 
 
+@pytest.mark.e2e
 def test_numbers_and_booleans_from_the_command_line_are_sent_as_the_client_declares_them(model_env, server, tmp_path):
     """--completion_args seed=3 arrives as the text "3": sent as the integer the API takes, while a
     text option keeps its text however it looks (user=42, stop=5)."""

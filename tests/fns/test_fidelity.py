@@ -9,6 +9,8 @@ from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 
 @pytest.fixture(scope="module")
 def plain_server():

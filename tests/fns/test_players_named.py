@@ -63,6 +63,7 @@ def runs(tmp_path_factory, server):
     return where, logs, server.requests[before:]
 
 
+@pytest.mark.e2e
 def test_two_models_by_completion_args_are_two_rows_and_neither_is_superseded(runs, server, tmp_path):
     where, logs, _ = runs
     data, _, stderr = report([logs["a"], logs["qwen"]], tmp_path / "report")
@@ -82,6 +83,7 @@ def test_two_models_by_completion_args_are_two_rows_and_neither_is_superseded(ru
     assert entry["endpoint_label"] == endpoint and entry["condition_args"] == {}
 
 
+@pytest.mark.e2e
 def test_one_model_by_both_spellings_is_one_row_and_an_override_is_its_own_column(runs, server, tmp_path):
     where, logs, requests = runs
     data, _, _ = report(list(logs.values()), tmp_path / "report")
@@ -102,6 +104,7 @@ def test_one_model_by_both_spellings_is_one_row_and_an_override_is_its_own_colum
     assert sum(b["max_tokens"] == 5 for b in bodies) == 50
 
 
+@pytest.mark.e2e
 def test_an_old_log_without_the_players_event_is_reported_from_its_command_line(runs, tmp_path):
     where, logs, _ = runs
     old = tmp_path / "old.jsonl"
@@ -120,6 +123,7 @@ def test_an_old_log_without_the_players_event_is_reported_from_its_command_line(
     assert "command line (log predates the players event)" in md
 
 
+@pytest.mark.e2e
 def test_gpt4_at_a_local_endpoint_is_labelled_with_it_and_the_model_that_answered_is_kept(tmp_path):
     llama = OpenAIServer(scripted, answer_model="/models/qwen2.5-7b-instruct-q4_k_m.gguf").start()
     try:
@@ -140,6 +144,7 @@ def test_gpt4_at_a_local_endpoint_is_labelled_with_it_and_the_model_that_answere
     assert "responses to gpt-4 named /models/qwen2.5-7b-instruct-q4_k_m.gguf (50 call(s))" in data["inputs"][0]["why"]
 
 
+@pytest.mark.e2e
 def test_a_built_in_players_own_args_are_in_its_name(tmp_path):
     log = tmp_path / "ch.jsonl"
     oaieval("econarena/ch", log, base_env(), 1, "--completion_args", "tau=2")
@@ -148,6 +153,7 @@ def test_a_built_in_players_own_args_are_in_its_name(tmp_path):
     assert row["player"] == "econarena/ch(tau=2)" and row["column"] == "beauty_L"
 
 
+@pytest.mark.e2e
 def test_a_key_given_as_a_completion_arg_is_nowhere_this_project_prints_or_writes(server, tmp_path):
     """The key reaches the server and nothing else: the spec line, the players event, stdout and
     stderr of oaieval (its resume hint included), econarena-summary and every file of the report."""

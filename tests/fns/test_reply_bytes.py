@@ -50,6 +50,7 @@ def test_only_the_bytes_that_are_not_utf8_are_written_as_text():
 
 
 @pytest.mark.parametrize("fn", ["econarena/chat:m", "gpt-4"])
+@pytest.mark.e2e
 def test_a_reply_that_is_not_utf8_is_recorded_and_scored(tmp_path, odd_bytes_server, fn):
     log = tmp_path / "log.jsonl"
     env = base_env() | {"OPENAI_BASE_URL": odd_bytes_server, "OPENAI_API_KEY": "sk-test"}

@@ -99,6 +99,7 @@ def test_bad_args_are_refused(bad):
     # its own args change its play: they are part of the player's name
     ("econarena/ch", "beauty_L", ("--completion_args", "tau=2.5,sigma=0.05"), "econarena/ch(tau=2.5, sigma=0.05)"),
 ])
+@pytest.mark.e2e
 def test_registry_entries_run_through_oaieval(fn, cell, extra, player, tmp_path):
     log_path = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), fn, f"econarena.{cell}", "--registry_path", str(REGISTRY), "--record_path",

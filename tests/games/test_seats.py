@@ -16,6 +16,7 @@ from conftest import REGISTRY, base_env, cli, run_cli
 
 @pytest.mark.parametrize("cell", ["beauty_L", "auction_L", "fpauction_L"])
 @pytest.mark.parametrize("seats", [3, 7])
+@pytest.mark.e2e
 def test_nash_self_play_at_other_table_sizes(cell, seats, tmp_path):
     log_path = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), "econarena/nash", f"econarena.{cell}", "--registry_path", str(REGISTRY),
@@ -41,6 +42,7 @@ def test_unsupported_table_sizes_are_refused_before_any_call(cell, seats):
         make_eval(1, cell, seats=seats)
 
 
+@pytest.mark.e2e
 def test_the_real_cli_refuses_an_unsupported_table_size(tmp_path):
     log_path = tmp_path / "log.jsonl"
     proc = subprocess.run([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),

@@ -16,6 +16,8 @@ import pytest
 
 from conftest import ROOT, USER_SETTINGS
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 EGG_INFO = ROOT / "econarena_evals.egg-info"  # what setuptools leaves in the checkout for an editable install
 
 

@@ -3,6 +3,8 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 from conftest import base_env
 
 EVALS_MODULES = [
@@ -16,6 +18,7 @@ def test_every_evals_module_we_use_imports():
         importlib.import_module(name)
 
 
+@pytest.mark.e2e
 def test_every_plugin_module_imports_without_an_api_key():
     code = "; ".join(f"import {m}" for m in [
         "econarena_evals.run.eval", "econarena_evals.fns.players", "econarena_evals.report.summary", "econarena_evals.log.evallog"])

@@ -9,7 +9,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import REGISTRY, base_env, cli
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 PLACEHOLDER = "econarena-placeholder-key-not-for-openai"
 

@@ -25,6 +25,7 @@ def run(tool: str, target: str, tmp_path) -> subprocess.CompletedProcess:
      "econarena-arena"),
     ("oaievalset", "zzzzqqqqxxxx", "oaievalset: no eval set 'zzzzqqqqxxxx'; none of the"),
 ])
+@pytest.mark.e2e
 def test_a_wrong_name_is_one_line_with_the_closest_names(tool, target, line, tmp_path):
     proc = run(tool, target, tmp_path)
     assert proc.returncode == 2, proc.stderr[-3000:]  # exit_status.REFUSED
@@ -34,6 +35,7 @@ def test_a_wrong_name_is_one_line_with_the_closest_names(tool, target, line, tmp
     assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())  # nothing written
 
 
+@pytest.mark.e2e
 def test_a_right_name_is_evals_own_lookup(tmp_path):
     log = tmp_path / "log.jsonl"
     proc = subprocess.run([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),

@@ -68,6 +68,7 @@ def test_a_huge_file_that_is_not_a_log_is_refused_after_its_first_line(monkeypat
     assert raw.read_bytes <= MAX_LINE_BYTES + 2**20
 
 
+@pytest.mark.e2e
 def test_a_sparse_gigabyte_file_is_refused_by_both_tools(tmp_path):
     sparse = tmp_path / "sparse.jsonl"
     with open(sparse, "wb") as handle:
@@ -80,6 +81,7 @@ def test_a_sparse_gigabyte_file_is_refused_by_both_tools(tmp_path):
         assert f"{sparse}: skipped: line 1 is longer than 16 MiB, not a run spec: not an evals log" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_an_overlong_line_inside_a_log_is_named_and_skipped(small_log, tmp_path):
     lines = small_log.read_bytes().splitlines(keepends=True)
     path = tmp_path / "long.jsonl"
@@ -89,6 +91,7 @@ def test_an_overlong_line_inside_a_log_is_named_and_skipped(small_log, tmp_path)
     assert len(log.sessions) == 3 and log.final_report is not None
 
 
+@pytest.mark.e2e
 def test_a_lone_surrogate_is_read_as_its_escape(small_log, tmp_path):
     path = tmp_path / "surrogate.jsonl"
     path.write_text(small_log.read_text().replace("econarena/random", "econarena/r\\ud800ndom"))
@@ -110,6 +113,7 @@ def _mixed(small_log: Path, tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_a_log_two_runs_wrote_is_named_and_not_used(small_log, tmp_path):
     path = _mixed(small_log, tmp_path)
     log = read_log(path)
@@ -186,6 +190,7 @@ def _run_tools(path: Path, out: Path, with_report: bool) -> None:
             assert report.main([str(path), "--out", str(out), "--transcripts", "all"]) in (0, 1)
 
 
+@pytest.mark.e2e
 def test_hand_edited_logs_never_crash_the_report_tools(small_log, tmp_path):
     lines = small_log.read_text().splitlines()
     rng = random.Random(24)

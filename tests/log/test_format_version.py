@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.format import LOG_FORMAT, PLAYERS_EVENT
 
@@ -12,6 +14,7 @@ from conftest import REGISTRY, base_env, cli, run_cli
 OLD_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "oldlogs"
 
 
+@pytest.mark.e2e
 def test_a_new_log_states_its_format_and_an_old_one_reads_as_format_1(tmp_path):
     log = tmp_path / "new.jsonl"
     run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),

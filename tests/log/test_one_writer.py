@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.run.exit_status import REFUSED
@@ -17,6 +19,8 @@ from econarena_evals.run.exit_status import REFUSED
 from conftest import ROOT, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 REGISTRY = ROOT / "registry"
 

@@ -112,6 +112,7 @@ ODD_REPLY = "x" * 70_000 + '{"choice": 5}' + "\ud800\x00\x07\x1b"
 
 
 @pytest.mark.parametrize("fn", ["econarena/chat:gpt-4", "gpt-4"])
+@pytest.mark.e2e
 def test_a_reply_with_lone_surrogates_control_chars_and_70k_characters_is_scored_and_kept(fn, tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), answer=lambda n, p: (200, with_reply(p, ODD_REPLY), {})).start()
     try:
@@ -129,6 +130,7 @@ def test_a_reply_with_lone_surrogates_control_chars_and_70k_characters_is_scored
     assert_every_finished_session_is_filed(tmp_path / "log.jsonl")
 
 
+@pytest.mark.e2e
 def test_a_surrogate_within_the_kept_part_is_stored_escaped(tmp_path):
     reply = '{"choice": 5}\ud800\x00'
     server = OpenAIServer(scripted, models=("gpt-4",), answer=lambda n, p: (200, with_reply(p, reply), {})).start()
@@ -151,6 +153,7 @@ NOT_COMPLETIONS = {
 
 @pytest.mark.parametrize("fn", ["econarena/chat:gpt-4", "gpt-4"])
 @pytest.mark.parametrize("body", sorted(NOT_COMPLETIONS))
+@pytest.mark.e2e
 def test_a_200_that_is_no_completion_is_the_endpoints_error_not_a_rule_break(fn, body, tmp_path):
     shape = NOT_COMPLETIONS[body]
     server = OpenAIServer(scripted, models=("gpt-4",), answer=lambda n, p: (200, shape(p), {})).start()
@@ -167,6 +170,7 @@ def test_a_200_that_is_no_completion_is_the_endpoints_error_not_a_rule_break(fn,
     assert 3 <= len(server.requests) <= 2 * 50 * 3
 
 
+@pytest.mark.e2e
 def test_a_null_content_is_still_the_models_rule_break(tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), answer=lambda n, p: (200, with_reply(p, None), {})).start()
     try:
@@ -180,6 +184,7 @@ def test_a_null_content_is_still_the_models_rule_break(tmp_path):
     assert_every_finished_session_is_filed(tmp_path / "log.jsonl")
 
 
+@pytest.mark.e2e
 def test_a_users_fn_that_returns_no_completions_errors_its_sessions(tmp_path):
     registry, env = users_fn(tmp_path, "empty", "self, prompt, **kwargs", "unused")
     module = tmp_path / "empty_fn.py"

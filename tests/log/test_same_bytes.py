@@ -159,6 +159,7 @@ def assert_prompts_are_the_template_formatted_whole(rows: list[dict], seats: int
 
 
 @pytest.mark.parametrize("players", ["econarena/nash", "econarena/random,econarena/ch"])
+@pytest.mark.e2e
 def test_a_log_of_built_in_players_is_what_evals_writes_of_the_prompts_the_templates_make(tmp_path, players):
     path = tmp_path / "log.jsonl"
     run_cli([cli("oaieval"), players, "econarena.beauty_L", "--registry_path", str(REGISTRY), "--record_path",
@@ -166,6 +167,7 @@ def test_a_log_of_built_in_players_is_what_evals_writes_of_the_prompts_the_templ
     assert_prompts_are_the_template_formatted_whole(assert_lines_are_evals_own(path), 5, 10, 100)
 
 
+@pytest.mark.e2e
 def test_a_log_of_a_fn_that_records_nothing_is_what_evals_writes(tmp_path):
     reply = '{"choice": 1, "reason": "\u00e9 \ud800 \u2603 \U0001f600"}'  # é, a lone surrogate, a snowman, an emoji
     registry, env = users_fn(tmp_path, "quiet", "self, prompt, **kwargs", reply)

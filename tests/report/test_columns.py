@@ -11,6 +11,8 @@ from econarena_evals.log.evallog import read_log
 
 from conftest import REGISTRY, base_env, cli, run_cli
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 VS_NASH = "beauty_L (vs econarena/nash)"
 FNS = ("econarena/level1", "econarena/level2")
 BEATEN = "auction_L_vs_rational"  # econarena/nash wins more than its share against truthful bidders

@@ -57,6 +57,7 @@ def report(logs, tmp_path_factory):
     return out, json.loads((out / "report.json").read_text()), proc.stderr
 
 
+@pytest.mark.e2e
 def test_every_file_is_accounted_for(logs, report):
     _, data, stderr = report
     status = {Path(n["file"]).name: (n["status"], n["why"]) for n in data["inputs"]}
@@ -68,6 +69,7 @@ def test_every_file_is_accounted_for(logs, report):
         assert name in stderr
 
 
+@pytest.mark.e2e
 def test_numbers_match_each_logs_final_report(logs, report):
     _, data, _ = report
     checked = 0
@@ -93,6 +95,7 @@ def test_numbers_match_each_logs_final_report(logs, report):
     assert overall["eas"] == pytest.approx(0.84) and overall["columns"] == 2
 
 
+@pytest.mark.e2e
 def test_markdown_has_the_leaderboard_component_tables_and_error_table(report):
     out, data, _ = report
     md = (out / "report.md").read_text()
@@ -124,6 +127,7 @@ def colour_pixels(png: Path, hex_colour: str) -> int:
     # beauty_L shows no history: no learning curve of people or models who saw results (the only log errored)
     ("convergence_beauty_L.png", 0, False, 0),
 ])
+@pytest.mark.e2e
 def test_plots_are_real_images_with_one_line_per_player(report, name, players, human, published):
     out, data, _ = report
     png = out / name
@@ -138,6 +142,7 @@ def test_plots_are_real_images_with_one_line_per_player(report, name, players, h
     assert (colour_pixels(png, HUMAN) > 100) == human
 
 
+@pytest.mark.e2e
 def test_first_run_axis_covers_every_bid(logs, report):
     """Random bids reach several times the value: the CDF's axis runs to the largest, not to a fixed 1.6."""
     _, data, _ = report
@@ -148,6 +153,7 @@ def test_first_run_axis_covers_every_bid(logs, report):
     assert data["plots"]["first_run_beauty_hist.png"]["x_range"][1] == pytest.approx(1.02, abs=0.01)
 
 
+@pytest.mark.e2e
 def test_published_lines_are_told_apart(report):
     """Four published models on one plot: each its own grey, dash and marker (README, Report)."""
     from econarena_evals.report.plots import REFERENCE_DASHES, REFERENCE_GREYS, REFERENCE_MARKERS
@@ -156,6 +162,7 @@ def test_published_lines_are_told_apart(report):
     assert len(styles) == 4 and len(set(REFERENCE_DASHES)) == 4 and len(set(REFERENCE_MARKERS)) == 4
 
 
+@pytest.mark.e2e
 def test_report_of_nothing_usable_says_so(tmp_path):
     (tmp_path / "x.jsonl").write_text("nope\n")
     proc = run_cli_fail([cli("econarena-report"), str(tmp_path), "--out", str(tmp_path / "out")])
@@ -174,6 +181,7 @@ def test_readme_plot_is_current():
 
 
 
+@pytest.mark.e2e
 def test_floors_match_a_hand_computation(logs, report):
     """Second-price auction: breaking the rules pays A - fee against A (or A + v1 - v2 for the top
     value); Nash play is the ceiling; in self-play a rule break is never a win."""
@@ -198,6 +206,7 @@ def test_floors_match_a_hand_computation(logs, report):
     assert "*floor: always breaks the rules*" in md and "*ceiling: Nash play*" in md
 
 
+@pytest.mark.e2e
 def test_comparisons_pair_players_of_a_column_by_session(logs, report):
     from econarena_evals.score.paired import paired_comparison
 
@@ -220,6 +229,7 @@ def test_comparisons_pair_players_of_a_column_by_session(logs, report):
     assert "econarena/random − econarena/nash = -" in proc.stdout and "auction_L  eas" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_depth_and_bid_diagnostics(report):
     _, data, _ = report
     depth = data["depth"]["econarena/level2"]["beauty_hist"]
@@ -228,6 +238,7 @@ def test_depth_and_bid_diagnostics(report):
     assert bids["truthful"] == 1 and bids["overbid"] == 0 and bids["mean_bid_over_value"] == pytest.approx(1)
 
 
+@pytest.mark.e2e
 def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
     run_cli([cli("econarena-report"), str(logs), "--out", str(tmp_path / "none"), "--references", "none"],
             base_env())
@@ -238,6 +249,7 @@ def test_references_can_be_hidden_and_unknown_ones_are_refused(logs, tmp_path):
     assert proc.returncode == 2 and "unknown model(s) gpt-99" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_the_report_tools_import_nothing_from_evals():
     """Reading logs needs neither evals nor a key: checked in a fresh interpreter without a key."""
     code = ("import sys, econarena_evals.report.build, econarena_evals.report.html, econarena_evals.log.transcripts, "

@@ -108,6 +108,7 @@ def evil(tmp_path_factory):
 
 # ---- the file ----
 
+@pytest.mark.e2e
 def test_the_page_is_one_file_that_fetches_nothing(report):
     out, _, proc = report
     page = out / "report.html"
@@ -122,6 +123,7 @@ def test_the_page_is_one_file_that_fetches_nothing(report):
     assert len(re.findall(r"<img ", text)) == len(json.loads((out / "report.json").read_text())["plots"])
 
 
+@pytest.mark.e2e
 def test_the_page_holds_what_report_md_holds(report):
     out, data, _ = report
     text = (out / "report.html").read_text(encoding="utf-8")
@@ -135,6 +137,7 @@ def test_the_page_holds_what_report_md_holds(report):
             assert f"{m['mean']:.3f} [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]" in text
 
 
+@pytest.mark.e2e
 def test_rule_breaks_are_counted_by_kind_over_every_session(logs, report):
     out, data, _ = report
     counts = data["rule_breaks"][SCRIPTED]["beauty_L"]
@@ -151,6 +154,7 @@ def test_rule_breaks_are_counted_by_kind_over_every_session(logs, report):
 
 # ---- in the browser ----
 
+@pytest.mark.e2e
 def test_leaderboard_renders_the_numbers_of_the_logs(logs, report):
     out, data, _ = report
     dom = browse(out / "report.html")
@@ -164,6 +168,7 @@ def test_leaderboard_renders_the_numbers_of_the_logs(logs, report):
     assert board.count('<th scope="col" tabindex="0">') >= 3  # headings to click for sorting
 
 
+@pytest.mark.e2e
 def test_a_session_grid_shows_the_log_and_a_cell_shows_the_reply(logs, report):
     """Preselected by the address: the scripted model, its first session, run 2, seat 4 (out of range)."""
     out, _, _ = report
@@ -212,6 +217,7 @@ def fmt(x) -> str:
     return "0" if text == "-0" else text
 
 
+@pytest.mark.e2e
 def test_arena_cells_say_which_seat_is_which_player(logs, report):
     out, _, _ = report
     log = read_log(logs / "arena.jsonl")
@@ -227,6 +233,7 @@ def test_arena_cells_say_which_seat_is_which_player(logs, report):
     assert len(mine) == 10 and set(mine) == {str(level1[0])}
 
 
+@pytest.mark.e2e
 def test_the_errored_session_says_so(report):
     out, _, _ = report
     dom = browse(out / "report.html", fragment(col="beauty_L", player="gpt-4"))
@@ -234,6 +241,7 @@ def test_the_errored_session_says_so(report):
     assert "errored session:" in info
 
 
+@pytest.mark.e2e
 def test_rule_break_examples_show_the_replies(report):
     out, _, _ = report
     dom = browse(out / "report.html")
@@ -242,6 +250,7 @@ def test_rule_break_examples_show_the_replies(report):
     assert "I would pick" in examples  # the scripted model's prose answer, as text
 
 
+@pytest.mark.e2e
 def test_a_malicious_reply_is_shown_as_text_and_runs_nothing(evil):
     out, log = evil
     page = out / "report.html"
@@ -269,6 +278,7 @@ def test_a_malicious_reply_is_shown_as_text_and_runs_nothing(evil):
     assert "evil&lt;script&gt;document.title='pwned-name'&lt;/script&gt;" in dom
 
 
+@pytest.mark.e2e
 def test_the_page_carries_no_secret(report, evil):
     for out in (report[0], evil[0]):
         for name in ("report.html", "report.md", "report.json"):
@@ -282,6 +292,7 @@ def test_the_page_carries_no_secret(report, evil):
     assert "\\u003cscript" in text and "<script>document" not in text
 
 
+@pytest.mark.e2e
 def test_transcripts_are_bounded_and_the_grid_covers_every_session(logs, tmp_path):
     for flag, expected in (("0", 0), ("1", 1), ("all", 4)):
         out = tmp_path / flag
@@ -295,12 +306,14 @@ def test_transcripts_are_bounded_and_the_grid_covers_every_session(logs, tmp_pat
         assert counts["no JSON object"] == 20 and counts["out of range"] == 4  # aggregates: every session
 
 
+@pytest.mark.e2e
 def test_open_prints_the_path_where_there_is_no_browser(logs, tmp_path):
     env = {k: v for k, v in base_env().items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     proc = run_cli([cli("econarena-report"), str(logs / "arena.jsonl"), "--out", str(tmp_path / "r"), "--open"], env)
     assert f"open this file: {(tmp_path / 'r' / 'report.html').resolve()}" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_a_screenshot_of_the_session_browser(report, tmp_path):
     out, _, _ = report
     shot = tmp_path / "shot.png"
@@ -315,6 +328,7 @@ def test_a_screenshot_of_the_session_browser(report, tmp_path):
 
 # ---- filing calls under their seats ----
 
+@pytest.mark.e2e
 def test_calls_are_filed_by_their_prompt_whatever_sample_id_evals_gave_them(logs, tmp_path):
     """evals may file a call under another session's sample id: the prompt and the action decide."""
     source = logs / "random_beauty_hist.jsonl"

@@ -17,6 +17,8 @@ from markdown_it import MarkdownIt
 
 from conftest import REGISTRY, base_env, cli, run_cli
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=\"document.title='pwned-img'\">"
 LINK = "[x](javascript:document.title='pwned-link')"

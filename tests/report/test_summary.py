@@ -30,6 +30,7 @@ def summary(*args):
                           text=True, timeout=120)
 
 
+@pytest.mark.e2e
 def test_conditions_get_their_own_rows_and_strict_passes_a_clean_run(logs):
     proc = summary(logs / "clean", "--strict")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -39,6 +40,7 @@ def test_conditions_get_their_own_rows_and_strict_passes_a_clean_run(logs):
     assert "!!" not in proc.stdout
 
 
+@pytest.mark.e2e
 def test_errored_sessions_are_shown_and_strict_fails(logs):
     loose = summary(logs)
     assert loose.returncode == 0
@@ -47,6 +49,7 @@ def test_errored_sessions_are_shown_and_strict_fails(logs):
     assert strict.returncode == 1 and "1 log(s) with errored or missing sessions" in strict.stderr
 
 
+@pytest.mark.e2e
 def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
     proc = summary(logs / "clean")
     lines = proc.stdout.splitlines()
@@ -58,6 +61,7 @@ def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
     assert "always breaking the rules 0.000" in legend[0] and "Nash play 0.840" in legend[0]
 
 
+@pytest.mark.e2e
 def test_the_summary_shows_the_reports_intervals(tmp_path):
     """Each interval is seeded by what it is of, so the terminal and report.json agree to the digit."""
     import json
@@ -81,6 +85,7 @@ def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
 
 
 
+@pytest.mark.e2e
 def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_econarena_run_leaves_it(tmp_path):
     """Read while its run goes on, a log has no final report yet: it is not a killed run to resume.
     The run is held in a batch the server keeps in progress until the test lets it end: the set's

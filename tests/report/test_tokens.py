@@ -16,6 +16,8 @@ from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 A, B = "model-a", "model-b"  # two models at one table: each one's tokens are its own
 ARENA = f"econarena/chat:{A},econarena/chat:{B}"
 COLUMN = f"beauty_L (vs econarena/chat:{B} @ 127.0.0.1:"  # then the server's port

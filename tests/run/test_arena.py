@@ -10,6 +10,8 @@ from econarena_evals.score.metrics import METRICS
 
 from conftest import base_env
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 ALL_CELLS = ["beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L", "auction_M", "auction_H",
              "auction_hist", "fpauction_L", "fpauction_hist"]
 OPPONENT_CELLS = ["beauty_L_vs_rational", "beauty_hist_vs_rational", "auction_L_vs_rational",

@@ -26,6 +26,8 @@ from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
 from openai_server import BatchBehaviour, OpenAIServer, api_error
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 FN = "econarena/chat:gpt-4o"
 BATCH_ARGS = "batch=yes,batch_poll_s=0.1"
 TERMINATED = 143  # SIGTERM's exit status (econarena_evals.run.exit_status)

@@ -56,6 +56,7 @@ def made(tmp_path_factory):
     return logs, d, json.loads((out / "report.json").read_text())
 
 
+@pytest.mark.e2e
 def test_one_column_per_condition_with_each_logs_figures(made):
     logs, _, data = made
     mine = {c["column"]: c for c in data["conditions"] if c["player"] == PLAYER}
@@ -68,6 +69,7 @@ def test_one_column_per_condition_with_each_logs_figures(made):
         assert mine[column]["sessions"] == report["sessions"]
 
 
+@pytest.mark.e2e
 def test_the_complete_log_beats_the_newer_partial_one(made):
     logs, d, data = made
     status = {Path(n["file"]).name: n for n in data["inputs"]}
@@ -76,6 +78,7 @@ def test_the_complete_log_beats_the_newer_partial_one(made):
     assert "partial" in status["newer_partial.jsonl"]["why"] and "test.jsonl" in status["newer_partial.jsonl"]["why"]
 
 
+@pytest.mark.e2e
 def test_overall_averages_default_self_play_columns_only(made):
     logs, _, data = made
     dev = read_log(logs["beauty_L"]).final_report["eas"]
@@ -112,6 +115,7 @@ def test_args_are_taken_as_the_eval_parses_them_and_a_bad_one_as_it_is_spelled()
     assert differences(condition_of(spec(pass_seed="maybe")), condition_of(spec()))
 
 
+@pytest.mark.e2e
 def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one(tmp_path):
     """The same condition twice: measured against a live endpoint, then rerun once it is down (the
     same endpoint: another base URL would be another player)."""
@@ -136,6 +140,7 @@ def test_a_newer_run_where_every_session_errored_does_not_replace_a_measured_one
     assert row["sessions"] == 2 and row["metrics"]["eas"]["mean"] is not None
 
 
+@pytest.mark.e2e
 def test_opponent_cells_report_the_evaluated_player_not_the_yardsticks(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -152,6 +157,7 @@ def test_opponent_cells_report_the_evaluated_player_not_the_yardsticks(tmp_path)
     assert {(c["a"], c["b"]) for c in data["comparisons"]} == {("econarena/nash", "econarena/shade")}
 
 
+@pytest.mark.e2e
 def test_equal_settings_spelled_two_ways_are_one_column(tmp_path):
     """``pass_seed=yes`` and ``pass_seed=true`` play alike (the eval parses both as true): one
     condition, one column in the summary and in the report's leaderboard, whatever the spelling."""

@@ -41,6 +41,7 @@ def chat_requests(server) -> int:
     return sum(p.endswith("/chat/completions") for p in server.paths())
 
 
+@pytest.mark.e2e
 def test_a_full_disk_stops_the_run_in_one_line_and_the_resume_writes_elsewhere(model_env, server, tmp_path):
     disk, out, elsewhere = tmp_path / "disk", tmp_path / "out", tmp_path / "elsewhere"
     for d in (disk, out, elsewhere):
@@ -85,6 +86,7 @@ def nash_log(tmp_path: Path) -> Path:
     return log
 
 
+@pytest.mark.e2e
 def test_report_out_refuses_the_root_a_file_and_a_folder_of_other_files(tmp_path):
     log = nash_log(tmp_path)
     a_file = tmp_path / "notes.txt"
@@ -102,6 +104,7 @@ def test_report_out_refuses_the_root_a_file_and_a_folder_of_other_files(tmp_path
     assert a_file.read_text() == "mine\n" and sorted(p.name for p in log.parent.iterdir()) == ["nash.jsonl"]
 
 
+@pytest.mark.e2e
 def test_report_out_may_be_new_empty_or_an_earlier_report(tmp_path):
     log = nash_log(tmp_path)
     empty = tmp_path / "empty"
@@ -141,6 +144,7 @@ def said(proc: subprocess.CompletedProcess) -> list[str]:
     ("econarena/chat:gpt-4", "reasoning_effort=huge", "reasoning_effort must be one of"),  # chat's own ValueError
     ("gpt-4", "temperature=0.5", "gpt-4 does not take the completion arg temperature; it takes"),  # evals' fn: extra_options only
 ])
+@pytest.mark.e2e
 def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, arg, message, model_env, server,
                                                                          tmp_path):
     before = chat_requests(server)
@@ -156,6 +160,7 @@ def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, ar
     ({"top_p": 2}, "completion arg top_p must be a number from 0 to 1, got 2"),
     ("not-an-object", "completion arg extra_options must be a JSON object"),
 ])
+@pytest.mark.e2e
 def test_evals_own_fns_extra_options_outside_their_domain_are_refused(options, message, model_env, server, tmp_path):
     arg = "extra_options=not-an-object" if isinstance(options, str) else None
     if arg is None:
@@ -169,6 +174,7 @@ def test_evals_own_fns_extra_options_outside_their_domain_are_refused(options, m
 
 
 @pytest.mark.parametrize("tool", ["oaieval", "oaievalset"])
+@pytest.mark.e2e
 def test_a_registry_path_that_is_not_a_directory_is_refused(tool, tmp_path):
     a_file = tmp_path / "registry.yaml"
     a_file.write_text("{}\n")
@@ -191,6 +197,7 @@ def test_a_registry_path_that_is_not_a_directory_is_refused(tool, tmp_path):
     ("--max_samples", "0", "--max_samples must be a number of at least 1, got 0"),
     ("--max_tokens", "-1", "--max_tokens must be a number of at least 0, got -1"),
 ])
+@pytest.mark.e2e
 def test_plan_options_outside_their_domain_are_refused(option, value, message):
     proc = subprocess.run([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", f"{option}={value}"],
                           env=base_env(), capture_output=True, text=True, timeout=120)
@@ -198,6 +205,7 @@ def test_plan_options_outside_their_domain_are_refused(option, value, message):
     assert proc.stderr.splitlines() == [f"econarena-plan: {message}"]
 
 
+@pytest.mark.e2e
 def test_plan_takes_a_limit_of_zero_as_no_limit():
     proc = run_cli([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", "--rpm", "100", "--tpm", "0"], base_env())
     assert "at 100 requests/min and 0 tokens/min (0: no limit): at least 10.0 min" in proc.stdout
@@ -225,6 +233,7 @@ dd if=/dev/zero of="$disk/fill" bs=1k count=256 2>/dev/null
 """
 
 
+@pytest.mark.e2e
 def test_a_disk_full_before_the_run_starts_ends_in_one_line_before_any_call(model_env, server, tmp_path):
     disk, out = tmp_path / "disk", tmp_path / "out"
     for d in (disk, out):

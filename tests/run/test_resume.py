@@ -84,6 +84,7 @@ def uninterrupted(srv, env, tmp_path_factory):
     return read_log(log)
 
 
+@pytest.mark.e2e
 def test_sigkill_mid_way_then_resume_pays_only_for_what_was_missing(srv, env, uninterrupted, tmp_path):
     first = tmp_path / "first.jsonl"
     n0 = len(srv.requests)
@@ -147,6 +148,7 @@ def test_sigkill_mid_way_then_resume_pays_only_for_what_was_missing(srv, env, un
     assert f"resume_from={first.resolve()}" in summary.stdout
 
 
+@pytest.mark.e2e
 def test_resume_from_a_finished_log_plays_nothing(srv, env, uninterrupted, tmp_path):
     before = len(srv.requests)
     log = tmp_path / "again.jsonl"
@@ -162,6 +164,7 @@ def test_resume_from_a_finished_log_plays_nothing(srv, env, uninterrupted, tmp_p
     assert report_bytes(read_log(tmp_path / "from_dir.jsonl")) == report_bytes(uninterrupted)
 
 
+@pytest.mark.e2e
 def test_resume_from_another_condition_is_refused_before_any_call(srv, env, uninterrupted, tmp_path):
     before = len(srv.requests)
     proc = subprocess.run(
@@ -178,6 +181,7 @@ def test_resume_from_another_condition_is_refused_before_any_call(srv, env, unin
     assert len(srv.requests) == before
 
 
+@pytest.mark.e2e
 def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path):
     log = tmp_path / "log.jsonl"
     proc = subprocess.Popen(command(log, "--max_samples", "30", "--extra_eval_params", "max_attempts=4"), env=env,

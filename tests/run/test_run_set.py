@@ -8,11 +8,15 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from econarena_evals.calls.lanes import OPEN_WIDE
 
 from conftest import base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
+
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 SET = ["econarena.beauty_L", "econarena.beauty_M", "econarena.beauty_H", "econarena.beauty_hist",
        "econarena.auction_L"]

@@ -29,6 +29,8 @@ from conftest import REGISTRY, base_env, cli
 from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
 
+pytestmark = pytest.mark.e2e  # every test here starts a process or a server
+
 MAX_CONCURRENCY = 16  # calls in flight at once: what a stop can catch, and so what a resume may pay twice
 SIGNALS = {"ctrl-c": signal.SIGINT, "sigterm": signal.SIGTERM, "sighup": signal.SIGHUP, "kill-9": signal.SIGKILL}
 STATUS = {"quota": 4, "ctrl-c": 130, "sigterm": 143, "sighup": 129, "kill-9": -9}
