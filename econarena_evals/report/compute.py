@@ -23,6 +23,7 @@ from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratifi
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
 from .analysis import comparisons, diagnostics, floors, nash_ceilings
+from .leaderboard import Entry, leaderboard
 from .plots import plot_file
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
 from .tokens import NO_PRICES, Prices, tokens_result
@@ -76,10 +77,12 @@ class Computed:
 
 
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
-            transcripts: Optional[int], prices: Prices = NO_PRICES) -> Computed:
+            transcripts: Optional[int], prices: Prices = NO_PRICES, pairs: str = "auto",
+            compare: Sequence[tuple[str, str]] = ()) -> Computed:
     """Everything the report states about the chosen logs; ``transcripts``: sessions per log whose
     prompts and replies the session browser holds (None: all); ``prices``: per million tokens, for
-    the cost of the tokens used."""
+    the cost of the tokens used; ``pairs``: which pairs of players the paired comparisons take
+    (``analysis.compared_pairs``: "auto", or "all"), ``compare`` pairs taken too."""
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
@@ -128,7 +131,10 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
         for kind, figures in diagnostics(r.chosen.log, r.key or r.player).items():
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
-    result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+    result["comparisons"], result["comparison_pairs"] = comparisons(
+        {(r.player, r.column): r.by_session for r in rows}, pairs, compare)
+    result["leaderboard"] = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                                               {k: v["eas"] for k, v in r.by_session.items()}) for r in rows])
     result["tokens"] = tokens_result(chosen, prices)
     # what the seats said: read once, streaming; rule breaks by kind over every session
     browser = report_html.browser_data(chosen, transcripts)
