@@ -82,7 +82,12 @@ def cell_text(cell: Optional[Mapping[str, Any]]) -> str:
     return f"{cell['mean']:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-LEGEND = ("sorted by the mean EAS over the cells [95 % interval]; rank (95 % interval): 1 + the models that score "
+def cells_text(row: Mapping[str, Any], columns: Sequence[str]) -> str:
+    """'10 of 10': the cells a model has figures in, of the leaderboard's."""
+    return f"{row['columns']} of {len(columns)}"
+
+
+LEGEND = ("Sorted by the mean EAS over the cells [95 % interval]; rank (95 % interval): 1 + the models that score "
           "more, ranked again in {resamples} resamples of the sessions (the same draw for every model of a cell); "
           "models whose rank intervals do not overlap are told apart by the data. Cells: the columns of '{group}'.")
 
@@ -94,5 +99,5 @@ def text_rows(board: Mapping[str, Any]) -> list[list[str]]:
     out = [head]
     for r in board["rows"]:
         out.append([rank_text(r), r["player"], cell_text({"mean": r["eas"], "ci95": r["ci95"]}),
-                    f"{r['columns']}/{len(cols)}"] + [cell_text(r["cells"].get(c)) for c in cols])
+                    cells_text(r, cols)] + [cell_text(r["cells"].get(c)) for c in cols])
     return out

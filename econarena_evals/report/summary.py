@@ -27,6 +27,7 @@ from .analysis import floors, nash_ceilings
 from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
+from .progress import Progress
 from .selection import Chosen, select
 from .tokens import (
     NOTE,
@@ -217,7 +218,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
     paths = list(opts.paths)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
-    chosen, notes = select(paths)
+    chosen, notes = select(paths, Progress("econarena-summary"))
     for n in notes:
         if n["status"] in ("skipped", "superseded"):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)

@@ -54,7 +54,7 @@ def test_the_leaderboard_orders_the_models_and_tells_their_ranks_apart(report):
             assert (cell["mean"], cell["ci95"]) == (cond["metrics"]["eas"]["mean"], cond["metrics"]["eas"]["ci95"])
     md = (out / "report.md").read_text()
     assert md.index("## Ranking") < md.index("## Leaderboard: EconArena Score (EAS)")
-    assert "| 1 | econarena/nash | 0.840 \\[0.840, 0.840\\] | 2/2 |" in md
+    assert "| 1 | econarena/nash | 0.840 \\[0.840, 0.840\\] | 2 of 2 |" in md
 
 
 def test_the_summary_prints_the_same_leaderboard(logs, report):
