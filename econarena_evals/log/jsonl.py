@@ -33,6 +33,8 @@ class Reading:
     not_json: int = 0
     run_ids: dict[str, None] = field(default_factory=dict)  # in order of first sight
     refused: Optional[str] = None
+    offset: int = 0  # where the line last yielded starts in the file (bytes)
+    size: int = 0  # bytes read so far
     _unnamed: int = 0
 
     def note(self, problem: str) -> None:
@@ -109,6 +111,8 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 return
             if not raw:
                 break
+            reading.offset = reading.size
+            reading.size += len(raw)
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 if first:
@@ -119,6 +123,7 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
                 while raw and not raw.endswith(b"\n"):
                     raw = handle.readline(SKIP_CHUNK)
+                    reading.size += len(raw)
                 continue
             text = raw.decode("utf-8", errors="replace")
             if not text.strip():
@@ -132,6 +137,20 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                     return
             yield lineno, text
     reading.finish()
+
+
+def line_at(path: Path, offset: int) -> Optional[str]:
+    """The line that starts at ``offset`` (as ``Reading.offset`` noted it), read with the same bound
+    as ``iter_lines``; None if it cannot be read or is longer than the bound."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+        return None
+    return raw.decode("utf-8", errors="replace")
 
 
 def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, dict[str, Any]]]:
