@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -127,3 +126,128 @@ def make_copies(base_logs: list[Path], models: int, dest: Path) -> list[Path]:
                                  .replace(RUN_PLACEHOLDER.encode(), run_id.encode()))
                 out.append(path)
     return sorted(out)
+
+
+def floor(logs: list[Path]) -> dict[str, float]:
+    """One pass: every line of every log read and decoded with json.loads, nothing kept."""
+    start, cpu = time.perf_counter(), time.process_time()
+    lines = size = 0
+    for path in logs:
+        with open(path, "rb") as f:
+            for line in f:
+                size += len(line)
+                if line.strip():
+                    json.loads(line)
+                    lines += 1
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "lines": lines, "bytes": size}
+
+
+def run_tool(args: list[str]) -> dict[str, float]:
+    """One tool in a process of its own: wall and CPU time, peak memory (max RSS) of that process alone."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(args, env=tool_env(), stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        said = err.read().decode("utf-8", "replace")
+    if status != 0:
+        sys.exit(f"{' '.join(args)} failed: {said[-2000:]}")
+    progress = [line for line in said.splitlines() if ": reading" in line or ": drawing" in line or ": fitting" in line]
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+            "progress_lines": len(progress)}
+
+
+def chromium_check(page: Path, models: int) -> dict[str, float]:
+    """report.html from file:// in headless Chromium: the time to a DOM dump, and how many of the models'
+    names its ranking (the first table of the page) shows."""
+    found = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        return {}
+    with tempfile.TemporaryDirectory() as profile:
+        start = time.perf_counter()
+        proc = subprocess.run([found, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                               f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=300)
+        wall = time.perf_counter() - start
+    dom = proc.stdout
+    ranking = dom[dom.find('id="ranking"'):dom.find('id="leaderboard"')]
+    shown = sum(1 for i in range(models) if f"<td data-v=\"model-{i + 1:02d}\">model-{i + 1:02d}</td>" in ranking)
+    return {"wall": wall, "shown": shown, "ready": 'data-ready="1"' in dom}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=50)
+    parser.add_argument("--data", type=Path, default=Path("/tmp/econarena-scale"))
+    parser.add_argument("--write-docs", action="store_true", help="write the figures into docs/benchmarks.md")
+    opts = parser.parse_args()
+    base = make_base(opts.data / "base")
+    logs = make_copies(base, opts.models, opts.data / f"logs-{opts.models}")
+    bindir = Path(sys.executable).parent
+    out = opts.data / f"report-{opts.models}"
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"{len(logs)} logs ({opts.models} models x {len(base) // len(PLAYERS)} cells), "
+          f"{sum(p.stat().st_size for p in logs) / 1e9:.2f} GB; {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+    one_pass = floor(logs)
+    print(f"one-pass floor (json.loads of every line): {one_pass['wall']:.1f} s wall, {one_pass['cpu']:.1f} s CPU, "
+          f"{one_pass['lines']:,} lines", flush=True)
+    figures = {"floor": one_pass}
+    folder = str(opts.data / f"logs-{opts.models}")
+    summary = str(bindir / "econarena-summary")
+    for name, args in (("econarena-summary", [summary, folder]),
+                       ("econarena-summary --leaderboard", [summary, "--leaderboard", folder]),
+                       ("econarena-report", [str(bindir / "econarena-report"), folder, "--out", str(out)])):
+        f = figures[name] = run_tool(args)
+        print(f"{name}: {f['wall']:.1f} s wall ({f['wall'] / one_pass['wall']:.2f} x the floor), {f['cpu']:.1f} s CPU, "
+              f"{f['rss_mib']:.0f} MiB peak; {f['progress_lines']} progress lines", flush=True)
+    page, data = out / "report.html", out / "report.json"
+    report = json.loads(data.read_text())
+    figures["sizes"] = {"html_mb": page.stat().st_size / 1e6, "json_mb": data.stat().st_size / 1e6,
+                        "comparisons": len(report["comparisons"]),
+                        "ranked": len(report["leaderboard"]["rows"])}
+    print(f"report.html: {figures['sizes']['html_mb']:.1f} MB; report.json: {figures['sizes']['json_mb']:.1f} MB, "
+          f"{figures['sizes']['comparisons']:,} comparison rows; leaderboard: {figures['sizes']['ranked']} models")
+    seen = figures["chromium"] = chromium_check(page, opts.models)
+    if seen:
+        print(f"Chromium (file://, --dump-dom): {seen['wall']:.1f} s, {seen['shown']} of {opts.models} models named "
+              f"in the ranking, script done: {seen['ready']}")
+    else:
+        print("Chromium: not found (bash scripts/browser.sh installs it)")
+    if opts.write_docs:
+        write_docs(opts, len(logs), figures)
+
+
+def write_docs(opts: argparse.Namespace, n_logs: int, f: dict) -> None:
+    one = f["floor"]["wall"]
+    rows = [f"| one pass: `json.loads` of every line | {one:.1f} s | 1 | - |"]
+    for name in ("econarena-summary", "econarena-summary --leaderboard", "econarena-report"):
+        t = f[name]
+        rows.append(f"| `{name}` | {t['wall']:.1f} s ({t['cpu']:.1f} s CPU) | {t['wall'] / one:.2f} | "
+                    f"{t['rss_mib']:.0f} MiB |")
+    s = f["sizes"]
+    chromium = f.get("chromium") or {}
+    text = "\n".join([
+        BEGIN,
+        f"`python bench/report_scale.py --models {opts.models} --write-docs` on {os.cpu_count()} cores "
+        f"({platform.python_version()}, load {os.getloadavg()[0]:.1f} at the end): {n_logs} logs, "
+        f"{f['floor']['bytes'] / 1e9:.2f} GB, {f['floor']['lines']:,} lines, one run:", "",
+        "| | wall | × the floor | peak memory |", "|---|---|---|---|", *rows, "",
+        f"`report.html` {s['html_mb']:.1f} MB, `report.json` {s['json_mb']:.1f} MB ({s['comparisons']:,} comparison "
+        f"rows), {s['ranked']} models ranked"
+        + (f"; headless Chromium from `file://`: {chromium['shown']} of {opts.models} models named in the ranking, "
+           f"DOM dumped in {chromium['wall']:.1f} s" if chromium else "") + ".",
+        END])
+    docs = DOCS.read_text(encoding="utf-8")
+    if BEGIN in docs and END in docs:
+        docs = docs[:docs.index(BEGIN)] + text + docs[docs.index(END) + len(END):]
+    else:
+        docs = docs.rstrip("\n") + "\n\n" + text + "\n"
+    DOCS.write_text(docs, encoding="utf-8")
+    print(f"wrote the figures into {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
