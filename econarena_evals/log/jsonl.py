@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 # No line the eval writes comes near this (a sampling event stores at most 64 KB of each reply);
 # a longer one is named and skipped unread, so no line is ever held whole past it.
@@ -139,18 +139,26 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
     reading.finish()
 
 
-def line_at(path: Path, offset: int) -> Optional[str]:
-    """The line that starts at ``offset`` (as ``Reading.offset`` noted it), read with the same bound
-    as ``iter_lines``; None if it cannot be read or is longer than the bound."""
+def lines_at(path: Path, offsets: Sequence[int]) -> Iterator[Optional[str]]:
+    """The line that starts at each of ``offsets`` (as ``Reading.offset`` noted them), read with the
+    same bound as ``iter_lines``; None for one that cannot be read or is longer than the bound."""
     try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            raw = handle.readline(MAX_LINE_BYTES + 1)
+        handle = open(path, "rb")
     except OSError:
-        return None
-    if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-        return None
-    return raw.decode("utf-8", errors="replace")
+        yield from (None for _ in offsets)
+        return
+    with handle:
+        for offset in offsets:
+            try:
+                handle.seek(offset)
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except OSError:
+                yield None
+                continue
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                yield None
+            else:
+                yield raw.decode("utf-8", errors="replace")
 
 
 def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -39,7 +39,7 @@ from ..games import get as get_game
 from ..games import read_prompt
 from .evallog import EvalLog
 from .format import SEAT_TAG
-from .jsonl import decode_row, iter_lines, line_at
+from .jsonl import decode_row, iter_lines, lines_at
 
 Slot = tuple[int, int, int]  # (session, run 0-based, seat 1-based)
 EXAMPLES_PER_KIND = 3
@@ -178,20 +178,25 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
     for event in log.runs:
         session, run = int(event["session"]), int(event["run"])
         events[(session, run)] = event
-        top = _range_top(event)
         for seat in event["seats"]:
-            number = int(seat["seat"])
-            slot = (session, run, number)
+            slot = (session, run, int(seat["seat"]))
             seat_rows[slot] = seat
             player = seat["player"]
             out.seats[player] = out.seats.get(player, 0) + 1
-            key = None if top is None else (top, _seat_value(event, number))
-            by_facts[(run, number, key)].append(session)
-            action = seat["action"]
-            by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)
-            tokens_of[slot] = _tokens(key)
             if not seat["valid"] and player in wanted_players:
                 invalid.add(slot)
+
+    def facts() -> None:
+        """What the streaming read places untagged lines by: each seat's facts, action and numbers."""
+        for (session, run), event in events.items():
+            top = _range_top(event)
+            for seat in event["seats"]:
+                number = int(seat["seat"])
+                key = None if top is None else (top, _seat_value(event, number))
+                by_facts[(run, number, key)].append(session)
+                action = seat["action"]
+                by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)
+                tokens_of[(session, run, number)] = _tokens(key)
     needed = {slot for slot in seat_rows if slot[0] in keep} | invalid
     found: set[Slot] = set()
     waiting: dict[tuple[int, int], set[int]] = defaultdict(set)  # (run, seat) -> wanted sessions not found yet
@@ -315,8 +320,8 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
         if log.untagged_calls or not log.calls:
             return False
         got = []
-        for slot, offset in sorted(log.call_at(needed).items(), key=lambda item: item[1]):
-            line = line_at(log.path, offset)
+        offsets = sorted(log.call_at(needed).items(), key=lambda item: item[1])
+        for (slot, _), line in zip(offsets, lines_at(log.path, [offset for _, offset in offsets])):
             row = _decode(line) if line is not None else None
             if row is None or tagged_slot(row["data"]) != slot:
                 return False
@@ -332,6 +337,7 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
         return True
 
     if needed and not at_offsets():
+        facts()
         stream(thorough=False)
         if not found >= needed and out.sampling_events:
             stream(thorough=True)
