@@ -21,7 +21,7 @@ column and for the sum, never models × models.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 
