@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import random
+from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -163,7 +164,18 @@ class _Model:
         self.inside = _normal_mass((0.0 - c) / s, (1.0 - c) / s)
 
     def log_density(self, x: np.ndarray) -> np.ndarray:
-        """log model density of each choice at every grid point: (N, T, S)."""
+        """log model density of each choice at every grid point: (N, T, S).
+
+        Each distinct choice is evaluated once (players repeat their choices: an equilibrium player's
+        are all 0) and its row copied to every place it holds: each row is computed on its own, so the
+        answer is the same to the last bit."""
+        x = np.asarray(x, dtype=float)
+        distinct, where = np.unique(x, return_inverse=True)
+        if distinct.size < x.size:
+            return self._log_density(distinct)[where.ravel()]
+        return self._log_density(x)
+
+    def _log_density(self, x: np.ndarray) -> np.ndarray:
         T, S, K = self.taus.size, self.sigmas.size, self.K
         out = np.empty((x.size, T, S))
         step = max(1, _CHUNK // max(1, T * S))
@@ -197,6 +209,12 @@ class _Model:
             masses.append(self.weights[:, 0:1] * (b - a) + gauss)
         m = np.maximum(np.stack(masses), 1e-300)
         return np.log(m) - np.log(m.sum(axis=0, keepdims=True))
+
+
+@lru_cache(maxsize=8)
+def _grid_model(n: int, p: float, K: int) -> _Model:
+    """The model on the whole (τ, σ) grid: the same for every fit of a game, so built once."""
+    return _Model(TAU_GRID, SIGMA_GRID, n, p, K)
 
 
 def log_likelihood(tau: float, sigma: float, shares: Sequence[float], n: int = 5, p: float = 2 / 3,
@@ -271,7 +289,7 @@ def fit_ch(shares: Sequence[float], n: int = 5, p: float = 2 / 3, K: int = K_DEF
     x = _as_shares(shares)
     if x.size == 0:
         raise ValueError("no choices to fit")
-    grid = _Model(TAU_GRID, SIGMA_GRID, n, p, K).log_density(x).sum(axis=0)
+    grid = _grid_model(n, p, K).log_density(x).sum(axis=0)
     return _fit_from_grid(grid, lambda t, s: _Model(t, s, n, p, K).log_density(x).sum(axis=0))
 
 
@@ -325,8 +343,7 @@ def fit_with_interval(shares_by_session: Sequence[Sequence[float]], n: int = 5, 
     if not sessions:
         raise ValueError("no choices to fit")
     x = np.concatenate(sessions)
-    model = _Model(TAU_GRID, SIGMA_GRID, n, p, K)
-    per_choice = model.log_density(x)  # (N, T, S)
+    per_choice = _grid_model(n, p, K).log_density(x)  # (N, T, S)
     starts = np.cumsum([0] + [s.size for s in sessions[:-1]])
     per_session = np.add.reduceat(per_choice, starts, axis=0).reshape(len(sessions), -1)  # (S_n, G)
     grid = per_session.sum(axis=0).reshape(TAU_GRID.size, SIGMA_GRID.size)

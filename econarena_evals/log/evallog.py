@@ -7,6 +7,7 @@ before anything uses it, so a hand-edited log never crashes a tool.
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -57,6 +58,22 @@ class EvalLog:
     format: int = 1
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
+    size: int = 0  # bytes read
+    # where each seat call tagged with its (session, run, seat) starts in the file, in the file's order
+    # (``call_at``): the transcripts read those lines again, one by one, instead of the whole log
+    call_keys: array = field(default_factory=lambda: array("q"))
+    call_offsets: array = field(default_factory=lambda: array("q"))
+    untagged_calls: int = 0  # sampling events without the seat tag (a log from before it)
+
+    def call_at(self, wanted: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int, int], int]:
+        """The offset of the first seat call tagged with each of ``wanted`` (session, run, seat) that has one."""
+        want = {_slot_key(*slot): slot for slot in wanted if _slot_key(*slot) is not None}
+        out: dict[tuple[int, int, int], int] = {}
+        for key, offset in zip(self.call_keys, self.call_offsets):
+            slot = want.get(key)
+            if slot is not None and slot not in out:
+                out[slot] = offset
+        return out
 
     @property
     def eval_name(self) -> str:
@@ -121,8 +138,16 @@ def rescore_events(run_events: Iterable[Mapping[str, Any]], players: Sequence[st
     return per_session, final_report(list(per_session.values()), players)
 
 
+def _slot_key(session: Any, run: Any, seat: Any) -> Optional[int]:
+    """(session, run, seat) as one number, for ``EvalLog.call_keys``; None if any is out of its range."""
+    if not (_index(session, high=2**30) and _index(run, high=2**15) and _index(seat, high=2**15)):
+        return None
+    return (session << 32) | (run << 16) | seat
+
+
 def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    kind = type(x)
+    return kind is float or kind is int or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 # Far past any range, value or payoff of a game, and far enough below float's range that sums of
@@ -132,6 +157,11 @@ MAX_NUMBER = 1e15
 
 def _number(x: Any) -> bool:
     """A finite number as the eval writes one (an int past float's range is not)."""
+    kind = type(x)
+    if kind is float:  # the common case first: NaN and the infinities fail the comparison
+        return -MAX_NUMBER <= x <= MAX_NUMBER
+    if kind is int:
+        return -MAX_NUMBER <= x <= MAX_NUMBER
     try:
         return _is_num(x) and math.isfinite(x) and abs(x) <= MAX_NUMBER
     except OverflowError:
@@ -247,14 +277,14 @@ PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_r
 def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
     """Count one seat call's tokens to its player; a usage field that is no count is not counted."""
     tag = data[SEAT_TAG]
-    if not isinstance(tag, Mapping) or not isinstance(tag.get("player"), str):
+    if not isinstance(tag, (dict, Mapping)) or not isinstance(tag.get("player"), str):
         return
     counts = log.usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
     counts["calls"] += 1
     by_batch = bool(data.get(BATCH_ID))
     counts["batch_calls"] += by_batch
     usage = data.get("usage")
-    if not isinstance(usage, Mapping) or not _index(usage.get("prompt_tokens"), high=10**9):
+    if not isinstance(usage, (dict, Mapping)) or not _index(usage.get("prompt_tokens"), high=10**9):
         return
     counts["reported"] += 1
     counts["reasoning"] += _index(usage.get(USAGE_KEYS[2][1]), high=10**9)
@@ -339,6 +369,13 @@ def read_log(path: Path) -> EvalLog:
             log.calls += SEAT_TAG in data
             if SEAT_TAG in data:
                 add_usage(log, data)
+                tag = data[SEAT_TAG]
+                key = _slot_key(tag.get("session"), tag.get("run"), tag.get("seat")) if isinstance(tag, dict) else None
+                if key is not None:
+                    log.call_keys.append(key)
+                    log.call_offsets.append(reading.offset)
+            else:
+                log.untagged_calls += 1
             if data.get("requested_model"):
                 seen = log.answered_as.setdefault(str(data["requested_model"]), {})
                 answered = str(data.get("model"))
@@ -349,11 +386,13 @@ def read_log(path: Path) -> EvalLog:
     reading.finish()
     log.problems = reading.problems
     log.run_ids = list(reading.run_ids)
+    log.size = reading.size
     if reading.mixed:
         log.mixed = reading.mixed
         log.problems.append(reading.mixed)
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
+        log.call_keys, log.call_offsets = array("q"), array("q")
         return log
     if reading.refused:
         return log

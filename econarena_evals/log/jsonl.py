@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 # No line the eval writes comes near this (a sampling event stores at most 64 KB of each reply);
 # a longer one is named and skipped unread, so no line is ever held whole past it.
@@ -33,6 +33,8 @@ class Reading:
     not_json: int = 0
     run_ids: dict[str, None] = field(default_factory=dict)  # in order of first sight
     refused: Optional[str] = None
+    offset: int = 0  # where the line last yielded starts in the file (bytes)
+    size: int = 0  # bytes read so far
     _unnamed: int = 0
 
     def note(self, problem: str) -> None:
@@ -109,6 +111,8 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 return
             if not raw:
                 break
+            reading.offset = reading.size
+            reading.size += len(raw)
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 if first:
@@ -119,6 +123,7 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
                 while raw and not raw.endswith(b"\n"):
                     raw = handle.readline(SKIP_CHUNK)
+                    reading.size += len(raw)
                 continue
             text = raw.decode("utf-8", errors="replace")
             if not text.strip():
@@ -132,6 +137,28 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                     return
             yield lineno, text
     reading.finish()
+
+
+def lines_at(path: Path, offsets: Sequence[int]) -> Iterator[Optional[str]]:
+    """The line that starts at each of ``offsets`` (as ``Reading.offset`` noted them), read with the
+    same bound as ``iter_lines``; None for one that cannot be read or is longer than the bound."""
+    try:
+        handle = open(path, "rb")
+    except OSError:
+        yield from (None for _ in offsets)
+        return
+    with handle:
+        for offset in offsets:
+            try:
+                handle.seek(offset)
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except OSError:
+                yield None
+                continue
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                yield None
+            else:
+                yield raw.decode("utf-8", errors="replace")
 
 
 def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -16,6 +16,11 @@ Which (session, run, seat) a ``sampling`` event belongs to:
    file a call made on a worker thread under another session's sample id, so the sample id alone
    is not trusted.
 
+Where every seat call of a log carries the tag, the log's one full read (``evallog.read_log``) noted
+where each tagged call starts in the file: the calls wanted are then read at those offsets, each
+checked to be the call its tag promised (else the log is streamed as above), so that a report reads
+each log once, not twice.
+
 Nothing here imports evals; a reply is only ever parsed (``core.answers``), never evaluated.
 """
 from __future__ import annotations
@@ -34,7 +39,7 @@ from ..games import get as get_game
 from ..games import read_prompt
 from .evallog import EvalLog
 from .format import SEAT_TAG
-from .jsonl import decode_row, iter_lines
+from .jsonl import decode_row, iter_lines, lines_at
 
 Slot = tuple[int, int, int]  # (session, run 0-based, seat 1-based)
 EXAMPLES_PER_KIND = 3
@@ -173,20 +178,25 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
     for event in log.runs:
         session, run = int(event["session"]), int(event["run"])
         events[(session, run)] = event
-        top = _range_top(event)
         for seat in event["seats"]:
-            number = int(seat["seat"])
-            slot = (session, run, number)
+            slot = (session, run, int(seat["seat"]))
             seat_rows[slot] = seat
             player = seat["player"]
             out.seats[player] = out.seats.get(player, 0) + 1
-            key = None if top is None else (top, _seat_value(event, number))
-            by_facts[(run, number, key)].append(session)
-            action = seat["action"]
-            by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)
-            tokens_of[slot] = _tokens(key)
             if not seat["valid"] and player in wanted_players:
                 invalid.add(slot)
+
+    def facts() -> None:
+        """What the streaming read places untagged lines by: each seat's facts, action and numbers."""
+        for (session, run), event in events.items():
+            top = _range_top(event)
+            for seat in event["seats"]:
+                number = int(seat["seat"])
+                key = None if top is None else (top, _seat_value(event, number))
+                by_facts[(run, number, key)].append(session)
+                action = seat["action"]
+                by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)
+                tokens_of[(session, run, number)] = _tokens(key)
     needed = {slot for slot in seat_rows if slot[0] in keep} | invalid
     found: set[Slot] = set()
     waiting: dict[tuple[int, int], set[int]] = defaultdict(set)  # (run, seat) -> wanted sessions not found yet
@@ -287,7 +297,47 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
             if found >= needed:
                 break
 
-    if needed:
+    def tagged_slot(data: Mapping[str, Any]) -> Optional[Slot]:
+        """A tagged call's slot as ``place`` files it: the tag's session, the seat and run its prompt names."""
+        tag = data.get(SEAT_TAG)
+        if not isinstance(tag, Mapping):
+            return None
+        try:
+            seat, run1, _ = seat_and_run(prompt_text(data.get("prompt") or ""))
+            session, run = int(tag["session"]), run1 - 1
+        except ValueError:
+            try:
+                session, run, seat = int(tag["session"]), int(tag["run"]), int(tag["seat"])
+            except (TypeError, ValueError, KeyError, OverflowError):
+                return None
+        except (TypeError, KeyError, OverflowError):
+            return None
+        return session, run, seat
+
+    def at_offsets() -> bool:
+        """The wanted calls read one by one where the log's first pass found them (every seat call of the
+        log tagged); False, having changed nothing, if any line read is not the call its tag promised."""
+        if log.untagged_calls or not log.calls:
+            return False
+        got = []
+        offsets = sorted(log.call_at(needed).items(), key=lambda item: item[1])
+        for (slot, _), line in zip(offsets, lines_at(log.path, [offset for _, offset in offsets])):
+            row = _decode(line) if line is not None else None
+            if row is None or tagged_slot(row["data"]) != slot:
+                return False
+            got.append((slot, row["data"]))
+        out.sampling_events = log.calls
+        for slot, data in got:
+            found.add(slot)
+            reply, finish = _reply_and_reason(data)
+            if slot[0] in keep:
+                out.calls[slot] = Call(data.get("prompt"), reply, finish)
+            if slot in invalid:
+                _file_rule_break(out, slot, seat_rows, events, reply, finish)
+        return True
+
+    if needed and not at_offsets():
+        facts()
         stream(thorough=False)
         if not found >= needed and out.sampling_events:
             stream(thorough=True)

@@ -121,20 +121,58 @@ def diagnostics(log: EvalLog, player: str) -> dict[str, dict[str, Any]]:
     return get_game(runs[0]["game"]).diagnostics(runs, player)
 
 
-def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, Optional[float]]]]
-                ) -> list[dict[str, Any]]:
-    """Paired comparisons of every pair of players in every column.
+# A column of at most this many players compares every pair; a larger one, each player with its
+# neighbours in the column's EAS order and with the column's best (``scope="all"``: every pair anyway).
+ALL_PAIRS_UP_TO = 10
+EVERY_PAIR, NEIGHBOURS = "every pair", "neighbours in rank and the best"
+
+
+def compared_pairs(means: Mapping[str, Optional[float]], scope: str = "auto",
+                   extra: Sequence[tuple[str, str]] = ()) -> tuple[set[tuple[str, str]], str]:
+    """The pairs (a < b by name) of one column's players to compare, and which rule chose them.
+
+    ``means``: each player's mean EAS in the column (None: none). Up to ``ALL_PAIRS_UP_TO`` players,
+    or with ``scope="all"``, every pair; beyond, each player with the next in the column's order
+    (mean EAS, best first, then name) and with the best: 2 n - 3 pairs for n players, not n (n - 1) / 2.
+    ``extra`` pairs are compared too where both players are in the column (``--compare A B``)."""
+    players = sorted(means)
+    if scope == "all" or len(players) <= ALL_PAIRS_UP_TO:
+        wanted = set(itertools.combinations(players, 2))
+        rule = EVERY_PAIR
+    else:
+        order = sorted(players, key=lambda p: (-(means[p] if means[p] is not None else -math.inf), p))
+        wanted = {tuple(sorted(pair)) for pair in zip(order, order[1:])}
+        wanted |= {tuple(sorted((order[0], p))) for p in order[1:]}
+        rule = NEIGHBOURS
+    wanted |= {tuple(sorted(pair)) for pair in extra if pair[0] != pair[1] and set(pair) <= set(players)}
+    return wanted, rule  # type: ignore[return-value]
+
+
+def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, Optional[float]]]],
+                scope: str = "auto", extra: Sequence[tuple[str, str]] = ()
+                ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Paired comparisons of the pairs of players ``compared_pairs`` chooses in every column, and
+    per column the rule that chose them.
 
     ``per_session[(player, column)]`` maps session index -> metrics for the sessions the player
     finished. Two players of one column played the same condition on the same session indices
-    (self-play logs of one cell, or one arena log); only the sessions both finished count.
+    (self-play logs of one cell, or one arena log); only the sessions both finished count. A row's
+    figures do not depend on which other rows are computed (``paired``).
     """
     by_column: dict[str, list[str]] = defaultdict(list)
     for player, column in per_session:
         by_column[column].append(player)
     rows, keys = [], []
+    rules: dict[str, str] = {}
     for column, players in sorted(by_column.items()):
+        means = {}
+        for p in players:
+            eas = [m["eas"] for m in per_session[(p, column)].values() if m.get("eas") is not None]
+            means[p] = math.fsum(eas) / len(eas) if eas else None
+        wanted, rules[column] = compared_pairs(means, scope, extra)
         for a, b in itertools.combinations(sorted(players), 2):
+            if (a, b) not in wanted:
+                continue
             sa, sb = per_session[(a, column)], per_session[(b, column)]
             common = sorted(set(sa) & set(sb))
             if not common:
@@ -145,7 +183,7 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
                 rows.append(diff)
                 keys.append((a, b, column, metric, len(common)))
     if not rows:
-        return []
+        return [], rules
     width = max(len(r) for r in rows)
     matrix = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):
@@ -157,7 +195,7 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
         out.append({"a": a, "b": b, "column": column, "metric": metric,
                     **{k: None if math.isnan(v) else round(v, 12) for k, v in figures.items()},
                     "sessions": int(stats["sessions"][i])})
-    return out
+    return out, rules
 
 
 # How the report titles and explains each kind of game diagnostic (report.md and report.html).

@@ -24,9 +24,11 @@ from typing import Any, Optional, Sequence
 from ..core.references import load_references
 from ..score.paired import format_comparison
 from . import html as report_html
+from .analysis import ALL_PAIRS_UP_TO
 from .compute import DEFAULT_REFERENCES, compute, json_safe
 from .markdown import render as render_markdown
 from .plots import plot_convergence, plot_first_run
+from .progress import Progress
 from .selection import Chosen, select
 from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
 
@@ -34,19 +36,26 @@ from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_
 def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
           transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS,
           selected: Optional[tuple[list[Chosen], list[dict[str, Any]]]] = None,
-          prices: Prices = NO_PRICES) -> dict[str, Any]:
+          prices: Prices = NO_PRICES, pairs: str = "auto", compare: Sequence[tuple[str, str]] = (),
+          progress: Optional[Progress] = None) -> dict[str, Any]:
     """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
     log whose prompts and replies report.html embeds (None: all); ``selected``: ``select(paths)``, if
-    the caller has read the logs already; ``prices``: per million tokens, for the cost of the tokens used."""
+    the caller has read the logs already; ``prices``: per million tokens, for the cost of the tokens used;
+    ``pairs`` and ``compare``: which paired comparisons (``analysis.compared_pairs``); ``progress``: where
+    a long report says how far it is."""
     out.mkdir(parents=True, exist_ok=True)
-    chosen, notes = selected if selected is not None else select(paths)
-    computed = compute(chosen, notes, references, transcripts, prices)
+    chosen, notes = selected if selected is not None else select(paths, progress)
+    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress)
     result = computed.result
+    if progress is not None:
+        progress.start("drawing plots", 2 * len(computed.figures), "cells' plots")
     for f in computed.figures:
+        if progress is not None:
+            progress.step()
         result["plots"][f.convergence] = plot_convergence(f.cell, f.game, f.series, out / f.convergence, f.line_refs,
-                                                          f.with_history)
+                                                          f.with_history, f.note)
         result["plots"][f.first_run] = plot_first_run(f.cell, f.game, f.shares, out / f.first_run, f.human,
-                                                      f.run_refs)
+                                                      f.run_refs, f.note)
     (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs), encoding="utf-8")
     (out / "report.json").write_text(json.dumps(json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     report_html.write(json_safe(result), out, computed.browser, transcripts)
@@ -86,6 +95,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "or 'none'; default: %(default)s")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
                         help="print the paired comparison of players A and B in every column they share")
+    parser.add_argument("--comparisons", choices=("auto", "all"), default="auto",
+                        help="which pairs of players the paired comparisons take: 'auto' (default) every pair in a "
+                             f"column of up to {ALL_PAIRS_UP_TO} players, else each player with its neighbours in "
+                             "the column's EAS order and with the best; 'all' every pair")
     parser.add_argument("--transcripts", type=_transcripts, default=report_html.DEFAULT_TRANSCRIPTS, metavar="N",
                         help="sessions per log whose prompts and replies report.html embeds: a number, 0 for none "
                              "or 'all' (default %(default)s); its grids and rule-break counts cover every session")
@@ -104,13 +117,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = [m for m in models if m not in known]
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    selected = chosen, notes = select(opts.paths)
+    progress = Progress("econarena-report")
+    selected = chosen, notes = select(opts.paths, progress)
     if not chosen:  # nothing to report on: say why, and write no report of empty tables
         for n in notes:
             print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
         print("econarena-report: no EconArena log to report on in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
-    result = build(opts.paths, opts.out, models, opts.transcripts, selected, prices_of(opts))
+    result = build(opts.paths, opts.out, models, opts.transcripts, selected, prices_of(opts), opts.comparisons,
+                   [tuple(opts.compare)] if opts.compare else [], progress)
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]

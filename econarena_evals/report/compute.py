@@ -23,7 +23,9 @@ from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratifi
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
 from .analysis import comparisons, diagnostics, floors, nash_ceilings
+from .leaderboard import Entry, leaderboard
 from .plots import plot_file
+from .progress import Progress
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
 from .tokens import NO_PRICES, Prices, tokens_result
 
@@ -65,21 +67,25 @@ class CellFigures:
     run_refs: list[Reference]
     convergence: str
     first_run: str
+    note: str = ""  # what the plots leave out: "12 of 50 players, those with the highest EAS"
 
 
 @dataclass
 class Computed:
     result: dict[str, Any]  # report.json, but for "plots" (filled in as the plots are drawn)
     figures: list[CellFigures]
-    browser: tuple[list[str], dict[str, Any], list[str]]  # html.browser_data's answer
+    browser: tuple[report_html.Browser, dict[str, Any]]  # html.browser_data's answer
     logs: int
 
 
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
-            transcripts: Optional[int], prices: Prices = NO_PRICES) -> Computed:
+            transcripts: Optional[int], prices: Prices = NO_PRICES, pairs: str = "auto",
+            compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None) -> Computed:
     """Everything the report states about the chosen logs; ``transcripts``: sessions per log whose
     prompts and replies the session browser holds (None: all); ``prices``: per million tokens, for
-    the cost of the tokens used."""
+    the cost of the tokens used; ``pairs``: which pairs of players the paired comparisons take
+    (``analysis.compared_pairs``: "auto", or "all"), ``compare`` pairs taken too; ``progress``: told
+    of each log read and each row fitted."""
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
@@ -122,16 +128,27 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     self_play = {r.column: r.chosen.condition.self_play for r in rows if r.chosen}
     result["ceilings"] = {col: nash_ceilings(f, self_play.get(col, False)) for col, f in result["floors"].items()}
     result["diagnostics"] = {}
+    if progress is not None:
+        progress.start("fitting each row's diagnostics (depth of reasoning, bids)", len(rows), "rows")
     for r in rows:
+        if progress is not None:
+            progress.step()
         if r.chosen is None:
             continue
         for kind, figures in diagnostics(r.chosen.log, r.key or r.player).items():
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
-    result["comparisons"] = comparisons({(r.player, r.column): r.by_session for r in rows})
+    result["comparisons"], result["comparison_pairs"] = comparisons(
+        {(r.player, r.column): r.by_session for r in rows}, pairs, compare)
+    result["leaderboard"] = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                                               {k: v["eas"] for k, v in r.by_session.items()}) for r in rows])
     result["tokens"] = tokens_result(chosen, prices)
     # what the seats said: read once, streaming; rule breaks by kind over every session
-    browser = report_html.browser_data(chosen, transcripts)
+    if progress is not None:
+        progress.start("reading the seats' replies", len(chosen), "logs",
+                       sum(c.log.size for c in chosen))
+    browser = report_html.browser_data(chosen, transcripts,
+                                       None if progress is None else (lambda c: progress.step(c.log.size)))
     result["rule_breaks"] = report_html.rule_break_counts(browser[1])
     for n in notes:
         n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
@@ -149,7 +166,12 @@ def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Seque
         game = get_game(game_name)
         first_runs = [r for lg in cell_logs for r in lg.runs if r["run"] == 0]
         series, shares = {}, {}
-        for c in (r for r in rows if r.cell == cell):
+        mine = [r for r in rows if r.cell == cell]
+        note = ""
+        if len(mine) > PLOT_SERIES_MAX:  # a plot of 50 lines shows none of them: the best, and say so
+            note = f"{PLOT_SERIES_MAX} of {len(mine)} players, those with the highest EAS"
+            mine = sorted(mine, key=lambda r: (-_mean_eas(r), label(r)))[:PLOT_SERIES_MAX]
+        for c in mine:
             log = next(lg for lg in cell_logs if lg.path == c.log)
             series[label(c)] = convergence_series(log, c.key or c.player)
             shares[label(c)] = first_run_shares(log, c.key or c.player)
@@ -160,8 +182,16 @@ def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Seque
             human=human_first_run_model(game, first_runs),
             line_refs=game.references("convergence", references) if with_history else [],
             run_refs=game.references("first_run", references),
-            convergence=plot_file("convergence", cell), first_run=plot_file("first_run", cell)))
+            convergence=plot_file("convergence", cell), first_run=plot_file("first_run", cell), note=note))
     return out
+
+
+PLOT_SERIES_MAX = 12  # players a plot draws at most
+
+
+def _mean_eas(row: Row) -> float:
+    values = [s["eas"] for s in row.sessions if s["eas"] is not None]
+    return math.fsum(values) / len(values) if values else -math.inf
 
 
 def rows_of(chosen: Chosen) -> list[Row]:

@@ -8,8 +8,12 @@ prompt and reply, and why each rule break broke the rules.
 One file, opened by double-click: CSS, script, data and plots (base64 PNG) are inline, nothing is
 fetched (the CSS and the script are this package's ``static/report.css`` and ``static/report.js``),
 and a Content-Security-Policy forbids fetching anything and running any script but the
-page's own (by its hash). Model replies are untrusted text: they travel in a
-``<script type="application/json">`` block with ``<``, ``>``, ``&`` and U+2028/2029 escaped, and
+page's own (by its hash). The page opens on the ranking, the leaderboard of the models, and the
+tables; the session browser's data is one deflated, base64 block per column inside the page, which
+the script unpacks (``DecompressionStream``) only when a reader opens that column, so that a report
+of hundreds of logs stays a page of a few MB that opens at once. Model replies are untrusted text:
+they travel as JSON with ``<``, ``>``, ``&`` and U+2028/2029 escaped, inside a
+``<script type="application/json">`` block or a compressed block of one, and
 the page sets them with ``textContent`` only, control characters made visible. Commands and error
 texts pass through ``redact``. Nothing here imports evals.
 """
@@ -21,10 +25,11 @@ import html
 import json
 import math
 import re
+import zlib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..core.answers import RULE_BREAK_KINDS
 from ..core.redact import redact_command, redact_text
@@ -35,6 +40,8 @@ from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
 from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
+from .leaderboard import LEGEND as LEADERBOARD_LEGEND
+from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
 
 DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
@@ -177,18 +184,46 @@ def _command(command: str) -> str:
     return " ".join([Path(words[0]).name] + words[1:])
 
 
-def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[str], dict[str, Any], list[str]]:
-    """The browser's logs (each as the page's JSON text, so that a large report holds compact text rather
-    than Python lists), rule breaks by player ({player: {column: {kind: n}}, examples}) and strings.
+class Browser:
+    """The session browser's data: a small index of the logs (its pickers' columns and rows), and
+    each column's logs (every session's grid, the kept sessions' calls, the strings they share) as
+    one compressed block, which the page unpacks when a reader opens that column."""
+
+    def __init__(self) -> None:
+        self.index: list[dict[str, Any]] = []  # per log: column, file, rows, and where its data is
+        self.blocks: list[str] = []  # per column: base64 of the deflated JSON {"logs": [...], "strings": [...]}
+        self.raw_bytes = 0  # the blocks' JSON before compression
+
+    def add_column(self, logs: Sequence[dict[str, Any]], strings: Strings) -> None:
+        text = '{"logs":[' + ",".join(json_for_script(log) for log in logs) + '],"strings":' + json_for_script(
+            strings.items) + "}"
+        raw = text.encode("utf-8", "backslashreplace")
+        self.raw_bytes += len(raw)
+        for i, log in enumerate(logs):
+            self.index.append({"col": log["col"], "file": log["file"], "rows": log["rows"],
+                               "finished": log["finished"], "block": len(self.blocks), "at": i})
+        self.blocks.append(base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
+
+
+def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
+                 progress: Optional[Callable[[Chosen], None]] = None) -> tuple[Browser, dict[str, Any]]:
+    """The browser's data (``Browser``) and rule breaks by player ({player: {column: {kind: n}}, examples}).
 
     Every log is read once, streaming; rule breaks are counted over every session, calls kept for the
-    first ``limit`` sessions of each log (None: all)."""
+    first ``limit`` sessions of each log (None: all). One column's logs are held at a time: a column
+    is compressed as soon as its last log is read. ``progress`` is told of each log when it is done."""
+    browser = Browser()
+    counts: dict[str, Any] = {}
+    examples: dict[str, Any] = {}
+    column: list[dict[str, Any]] = []
     strings = Strings()
-    logs, counts, examples = [], {}, {}
-    for c in chosen:
+    for n, c in enumerate(chosen):
+        if column and column[-1]["col"] != c.column:
+            browser.add_column(column, strings)
+            column, strings = [], Strings()
         keep = transcript_sessions(c.log, limit)
         calls = read_calls(c.log, c.players, keep)
-        logs.append(json_for_script(log_data(c, calls, keep, strings)))
+        column.append(log_data(c, calls, keep, strings))
         for p in c.players:
             counts.setdefault(p, {})[c.column] = {"seats": calls.seats.get(p, 0),
                                                   **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
@@ -196,9 +231,13 @@ def browser_data(chosen: Sequence[Chosen], limit: Optional[int]) -> tuple[list[s
             bucket = examples.setdefault(p, {}).setdefault(kind, [])
             for item in items:
                 if len(bucket) < 3:
-                    bucket.append({**item, "col": c.column, "log": len(logs) - 1,
+                    bucket.append({**item, "col": c.column, "log": n, "t": 1 if item["session"] in keep else 0,
                                    "range": [_num(x) for x in item["range"]]})
-    return logs, {"counts": counts, "examples": examples}, strings.items
+        if progress is not None:
+            progress(c)
+    if column:
+        browser.add_column(column, strings)
+    return browser, {"counts": counts, "examples": examples}
 
 
 # ---- the page ----
@@ -315,13 +354,31 @@ def plots_html(out: Path, plots: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mapping[str, Any],
-           strings: Sequence[str], limit: Optional[int]) -> list[str]:
+def ranking_html(board: Optional[Mapping[str, Any]]) -> str:
+    """The leaderboard, first on the page: models by mean EAS over the cells, each with its rank interval."""
+    if not board or not board["rows"]:
+        return ""
+    cols = board["columns"]
+    rows = []
+    for r in board["rows"]:
+        rows.append([(rank_text(r), r["rank"]), (r["player"], r["player"]),
+                     (cell_text({"mean": r["eas"], "ci95": r["ci95"]}), r["eas"]),
+                     (cells_text(r, cols), r["columns"])]
+                    + [(cell_text(r["cells"].get(c)), (r["cells"].get(c) or {}).get("mean") or "") for c in cols])
+    return ('<section class="part" id="ranking-part"><h2 id="ranking">Ranking</h2><p>'
+            + esc(LEADERBOARD_LEGEND.format(resamples=board["resamples"], group=board["group"])) + "</p>"
+            + _table(["rank", "player", "mean over cells", "cells"] + list(cols), rows, cls="ranking") + "</section>")
+
+
+def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[str, Any],
+           limit: Optional[int]) -> list[str]:
     """The page, as pieces of text to write one after the other."""
     players = sorted({d["player"] for d in result["conditions"]})
     columns = sorted({d["column"] for d in result["conditions"]})
     groups = list(result["overall_groups"])
-    body = [f"<h1>EconArena report</h1><p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
+    logs = browser.index
+    body = ["<h1>EconArena report</h1>", ranking_html(result.get("leaderboard")),
+            f"<p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
             f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
             f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Click a column heading to sort; "
             "the rows under each table are the column's floors and, where no player can score above it, "
@@ -336,7 +393,8 @@ def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mappin
     if partial:
         body.append('<p class="warn"><strong>Partial logs</strong> (the run did not finish; its finished sessions '
                     "are used): " + esc(", ".join(partial)) + "</p>")
-    body.append('<nav><a href="#leaderboard">Leaderboard</a> <a href="#components">Components</a> '
+    body.append('<nav><a href="#ranking">Ranking</a> <a href="#leaderboard">Leaderboard</a> '
+                '<a href="#components">Components</a> '
                 '<a href="#rule-breaks">Rule breaks</a> <a href="#browser">Sessions</a> '
                 '<a href="#plots">Plots</a> <a href="#inputs">Inputs</a></nav>')
     body.append('<section class="part"><h2 id="leaderboard">Leaderboard: EconArena Score (EAS)</h2>')
@@ -376,22 +434,21 @@ def render(result: Mapping[str, Any], out: Path, logs: Sequence[str], rb: Mappin
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<title>EconArena report</title><style>" + asset("report.css") + "</style></head><body>")
-    data = ['<script type="application/json" id="data">{"logs":[']
-    for i, log in enumerate(logs):
-        data += [",", log] if i else [log]
-    data.append('],"strings":' + json_for_script(list(strings)) + ',"rb":' + json_for_script(rb) + ',"kinds":'
-                + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
+    data = ['<script type="application/json" id="data">{"index":' + json_for_script(browser.index) + ',"blocks":[']
+    for i, block in enumerate(browser.blocks):  # base64: no character that could end the script block
+        data += [',"', block, '"'] if i else ['"', block, '"']
+    data.append('],"rb":' + json_for_script(rb) + ',"kinds":' + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
     return [head, *body, *data, "<script>" + script + "</script></body></html>\n"]
 
 
-def write(result: Mapping[str, Any], out: Path, browser: tuple[list[str], dict[str, Any], list[str]],
+def write(result: Mapping[str, Any], out: Path, browser: tuple[Browser, dict[str, Any]],
           limit: Optional[int]) -> Path:
     """Write ``out/report.html`` from ``browser_data``'s answer (the plots must already be in ``out``)."""
-    logs, rb, strings = browser
+    data, rb = browser
     path = out / "report.html"
     # a lone surrogate from a log (a "\ud800" escape) cannot be UTF-8: it becomes a JSON escape again
     with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as f:
-        for part in render(result, out, logs, rb, strings, limit):
+        for part in render(result, out, data, rb, limit):
             f.write(part)
     return path
 

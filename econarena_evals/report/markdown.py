@@ -14,8 +14,9 @@ from ..fns.identity import is_builtin, show_value
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
+from .analysis import ALL_PAIRS_UP_TO, DIAGNOSTIC_TITLES, NEIGHBOURS, figure, floor_rows
 from .compute import CellFigures
+from .leaderboard import LEGEND, text_rows
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
 from .tokens import NO_PRICES, NOTE, Prices, cost_note, table_cells, table_head, total_cells
 
@@ -94,6 +95,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
             rows_md.append(md_row([f"*{text}*"] + [_fmt(v) for v in values] + [""] * len(overall_cols)))
         return rows_md
 
+    lines += ranking_md(result.get("leaderboard"))
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
     lines += ["Under each table, the floors and ceiling of the metric on the column's own sessions: every seat "
               "breaking the rules, playing uniformly at random over the valid range, or playing the equilibrium, "
@@ -109,7 +111,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     for m in COMPONENTS:
         lines += [f"## {m}", ""] + table(m) + [""]
     lines += diagnostics_md(result["diagnostics"])
-    lines += comparisons_md(result["comparisons"])
+    lines += comparisons_md(result["comparisons"], result.get("comparison_pairs") or {})
     lines += ["## Rule breaks, errors and tokens", "",
               "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
               "|---|---|---|---|---|---|"]
@@ -131,6 +133,18 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
     lines += [md_row([md(n["file"]), md(n["status"]), md(n["why"] or "")]) for n in result["inputs"]]
     return "\n".join(lines) + "\n"
+
+
+def ranking_md(board: Optional[dict[str, Any]]) -> list[str]:
+    """The leaderboard: models sorted by the mean EAS over the cells, each with its rank interval."""
+    if not board or not board["rows"]:
+        return []
+    rows = text_rows(board)
+    head = [md(c) if i >= 4 else c for i, c in enumerate(rows[0])]
+    lines = ["## Ranking", "", md(LEGEND.format(resamples=board["resamples"], group=board["group"])), "",
+             md_row(head), "|" + "---|" * len(head)]
+    lines += [md_row([md(c) for c in r]) for r in rows[1:]]
+    return lines + [""]
 
 
 def tokens_md(tokens: dict[str, Any]) -> list[str]:
@@ -195,7 +209,7 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:
+def comparisons_md(comps: Sequence[dict[str, Any]], rules: Optional[dict[str, str]] = None) -> list[str]:
     """A compact EAS table per column: A − B with its paired interval, p-value and sessions."""
     eas = [c for c in comps if c["metric"] == "eas"]
     if not eas:
@@ -204,8 +218,13 @@ def comparisons_md(comps: Sequence[dict[str, Any]]) -> list[str]:
              "EAS difference over the sessions both players finished, a paired bootstrap 95 % interval and a "
              "two-sided sign-flip permutation p-value (every metric: `report.json`, `comparisons`; one pair: "
              "`econarena-report --compare A B`).", ""]
+    if any(rule == NEIGHBOURS for rule in (rules or {}).values()):
+        lines += [f"In a column of more than {ALL_PAIRS_UP_TO} players, each player is compared with the next in "
+                  "the column's EAS order and with the column's best (`econarena-report --comparisons all`: every "
+                  "pair).", ""]
     for column in sorted({c["column"] for c in eas}):
-        lines += [f"**{md(column)}**", "", "| A − B | difference [95 %], p, sessions |", "|---|---|"]
+        lines += [f"**{md(column)}**" + (f" ({NEIGHBOURS})" if (rules or {}).get(column) == NEIGHBOURS else ""), "",
+                  "| A − B | difference [95 %], p, sessions |", "|---|---|"]
         lines += [md_row([f"{md(c['a'])} − {md(c['b'])}", format_comparison(c)])
                   for c in eas if c["column"] == column]
         lines.append("")

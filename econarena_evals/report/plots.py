@@ -57,7 +57,8 @@ def _plt():
 
 
 def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
-                     references: Sequence[Reference] = (), with_history: bool = False) -> dict[str, Any]:
+                     references: Sequence[Reference] = (), with_history: bool = False,
+                     note: str = "") -> dict[str, Any]:
     """One line per player (mean d by run); where the cell shows history, the game's human series
     (people who saw each period's result) and published series of other benchmarks, each labelled.
 
@@ -88,7 +89,7 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
                         arrowprops={"arrowstyle": "-", "color": REFERENCE_GREYS[i % 4], "linewidth": 0.6})
     ax.set_xlabel("run")
     ax.set_ylabel(game.REPORT.distance)
-    ax.set_title(f"Convergence to equilibrium, {cell}")
+    ax.set_title(f"Convergence to equilibrium, {cell}" + (f" ({note})" if note else ""))
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     if longest:
         ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + (2.2 if lines_refs else 0.5))
@@ -109,7 +110,8 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
 
 
 def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
-                   human: Sequence[float] = (), references: Sequence[Reference] = ()) -> dict[str, Any]:
+                   human: Sequence[float] = (), references: Sequence[Reference] = (),
+                   note: str = "") -> dict[str, Any]:
     """Cumulative distribution of first-run choices, one line per player, and the human one
     (``human``: draws of the game's human model, as shares).
 
@@ -150,7 +152,7 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
         ax.text(x, 0.02, " " + text, color="grey", fontsize=8)
     ax.set_xlabel(labels_of.first_run)
     ax.set_ylabel("share of first-run choices at or below x")
-    ax.set_title(f"First-run choices, {cell}")
+    ax.set_title(f"First-run choices, {cell}" + (f" ({note})" if note else ""))
     ax.set_xlim(-0.01 * right, right * 1.02)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)

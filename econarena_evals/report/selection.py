@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
 from ..run.conditions import Condition, column_name, condition_of, non_default, registry_defaults
+from .progress import Progress
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
 SELF_PLAY, SELF_PLAY_TEST, ARENA = "overall", "overall (test split)", "overall (arena and opponents)"
@@ -78,12 +79,25 @@ def _measured(log: EvalLog) -> bool:
     return any(not s.get("errored") for s in log.sessions)
 
 
-def select(paths: Sequence[Path]) -> tuple[list[Chosen], list[dict[str, str]]]:
-    """The logs to use, one per condition, and a note on every file read."""
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[list[Chosen], list[dict[str, str]]]:
+    """The logs to use, one per condition, and a note on every file read (``progress``: told of each)."""
     notes: list[dict[str, str]] = []
     by_condition: dict[Condition, list[EvalLog]] = {}
-    for path in find_logs(paths):
+    files = list(find_logs(paths))
+    sizes = [_size(p) for p in files]
+    if progress is not None:
+        progress.start("reading logs", len(files), "logs", sum(sizes))
+    for path, size in zip(files, sizes):
         log = read_log(path)
+        if progress is not None:
+            progress.step(size)
         if log.mixed:
             notes.append({"file": str(path), "status": "skipped", "why": log.mixed})
         elif not log.spec:

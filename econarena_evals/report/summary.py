@@ -24,6 +24,10 @@ from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
+from .compute import rows_of
+from .leaderboard import LEGEND as LEADERBOARD_LEGEND
+from .leaderboard import Entry, leaderboard, text_rows
+from .progress import Progress
 from .selection import Chosen, select
 from .tokens import (
     NOTE,
@@ -128,6 +132,15 @@ def table(chosen: list[Chosen]) -> str:
     return layout(rows)
 
 
+def leaderboard_table(chosen: list[Chosen]) -> str:
+    """The leaderboard (``leaderboard``), as report.md's Ranking has it, and its legend."""
+    board = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                               {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)])
+    if not board["rows"]:
+        return "no model finished a session: no leaderboard"
+    return layout(text_rows(board)) + "\n" + LEADERBOARD_LEGEND.format(**board)
+
+
 def layout(rows: list[list[str]]) -> str:
     """Rows of text cells (the first the header) as aligned columns under a rule."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -193,6 +206,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
                         help="only logs written after this time (e.g. $(date +%%s) before the run)")
     parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
+    parser.add_argument("--leaderboard", action="store_true",
+                        help="print the leaderboard instead: one row per model, sorted by the mean EAS over the "
+                             "cells, with its rank interval (as report.md's Ranking)")
     add_price_options(parser)
     opts = parser.parse_args(argv)
     refused = price_problem(opts)
@@ -202,7 +218,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
     paths = list(opts.paths)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
-    chosen, notes = select(paths)
+    chosen, notes = select(paths, Progress("econarena-summary"))
     for n in notes:
         if n["status"] in ("skipped", "superseded"):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
@@ -211,6 +227,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     if not chosen:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
         return 1
+    if opts.leaderboard:
+        print(leaderboard_table(chosen))
+        return 0
     print(table(chosen))
     print(legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))

@@ -173,11 +173,23 @@ def registry_defaults(eval_name: str, registry_path: Optional[str] = None) -> Op
     return None
 
 
+_yaml_cache: dict[tuple[str, float], Any] = {}  # (file, mtime) -> its entries: each file parsed once
+
+
+def _registry_file(path: Path) -> Any:
+    try:
+        key = (str(path), path.stat().st_mtime)
+        if key not in _yaml_cache:
+            _yaml_cache[key] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return _yaml_cache[key]
+    except (OSError, yaml.YAMLError):
+        return None
+
+
 def _read_eval_args(root: Path, eval_name: str) -> Optional[dict[str, Any]]:
     for path in sorted((root / "evals").glob("*.yaml")):
-        try:
-            entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
+        entries = _registry_file(path)
+        if entries is None:
             continue
         entry = entries.get(eval_name) if isinstance(entries, dict) else None
         if isinstance(entry, dict) and "args" in entry:

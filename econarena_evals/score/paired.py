@@ -22,9 +22,12 @@ indices ``rng.integers(0, n, size=(resamples, n))``, then (Monte Carlo only) the
 ``1 - 2 * rng.integers(0, 2, size=(resamples, n))``. A row's result therefore depends only on its own
 values, its session count and the seed, not on which other rows share the batch.
 
-Speed: the batch version does all rows that share their sessions with two matrix products, one for
-the bootstrap (resample counts × differences) and one for the signs, so every pair × metric ×
-column of a report (28 × 6 × 13 = 2184 rows of 100 sessions) takes a fraction of a second.
+Speed and memory: the batch version does the rows that share their sessions with two matrix
+products, one for the bootstrap (resample counts × differences) and one for the signs, so every
+pair × metric × column of a report (28 × 6 × 13 = 2184 rows of 100 sessions) takes a fraction of a
+second. The products go ``CHUNK_ROWS`` rows at a time, with the draws made once per group: the
+memory they take is bounded by the chunk (about 2,000 × 1,024 floats, 16 MB, for each product),
+not by the number of rows, and each row's figures are what one product over all rows gives.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ import numpy as np
 
 EXACT_MAX = 12  # 2^12 = 4,096 sign vectors: exact costs about what 2,000 Monte Carlo draws do
 _BLOCK = 4096  # sign vectors per matrix product when enumerating
+CHUNK_ROWS = 1024  # rows per matrix product: bounds the memory of a batch of any size
 
 
 def _sign_matrix(start: int, stop: int, n: int) -> np.ndarray:
@@ -45,18 +49,35 @@ def _sign_matrix(start: int, stop: int, n: int) -> np.ndarray:
 
 
 def _group(d: np.ndarray, resamples: int, seed: int) -> Dict[str, np.ndarray]:
-    """All statistics for rows of d (rows × n) that have no missing value."""
+    """All statistics for rows of d (rows × n) that have no missing value, ``CHUNK_ROWS`` rows at a time."""
     rows, n = d.shape
-    obs = d.mean(axis=1)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(resamples, n))
     counts = np.zeros((resamples, n))
     np.add.at(counts, (np.arange(resamples)[:, None], idx), 1.0)
+    signs = None if n <= EXACT_MAX else 1.0 - 2.0 * rng.integers(0, 2, size=(resamples, n))
+    out = {k: np.empty(rows) for k in ("diff", "ci_low", "ci_high", "p_value")}
+    starts = list(range(0, rows, max(2, CHUNK_ROWS)))
+    if len(starts) > 1 and rows - starts[-1] == 1:
+        starts.pop()  # no chunk of one row in a group of several: one row is a matrix-vector product,
+        # whose last digit can differ from the same row's in a matrix product
+    for start, stop in zip(starts, starts[1:] + [rows]):
+        part = slice(start, stop)
+        for k, v in _chunk(d[part], counts, signs).items():
+            out[k][part] = v
+    return out
+
+
+def _chunk(d: np.ndarray, counts: np.ndarray, signs: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
+    """The statistics of a few rows of d, from the group's resample counts and (Monte Carlo) signs."""
+    rows, n = d.shape
+    obs = d.mean(axis=1)
     boot = counts @ d.T / n  # (R, rows): the mean of each resample
     ci_low, ci_high = np.percentile(boot, [2.5, 97.5], axis=0)
+    del boot
     tol = 1e-9 * np.maximum(np.abs(d).max(axis=1), 1e-300)
     threshold = np.abs(obs) - tol
-    if n <= EXACT_MAX:
+    if signs is None:
         total = 1 << n
         hits = np.zeros(rows)
         for lo in range(0, total, _BLOCK):
@@ -64,9 +85,8 @@ def _group(d: np.ndarray, resamples: int, seed: int) -> Dict[str, np.ndarray]:
             hits += (np.abs(stats) >= threshold).sum(axis=0)
         p = hits / total
     else:
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(resamples, n))
         stats = signs @ d.T / n
-        p = (1.0 + (np.abs(stats) >= threshold).sum(axis=0)) / (1.0 + resamples)
+        p = (1.0 + (np.abs(stats) >= threshold).sum(axis=0)) / (1.0 + signs.shape[0])
     return {"diff": obs, "ci_low": np.minimum(ci_low, obs), "ci_high": np.maximum(ci_high, obs),
             "p_value": np.minimum(p, 1.0)}
 
@@ -135,4 +155,4 @@ def format_comparison(c: Dict[str, Optional[float]], digits: int = 3) -> str:
             f"{c['sessions']} session{'s' if c['sessions'] != 1 else ''}")
 
 
-__all__: List[str] = ["paired_comparison", "paired_comparisons", "format_comparison", "EXACT_MAX"]
+__all__: List[str] = ["paired_comparison", "paired_comparisons", "format_comparison", "EXACT_MAX", "CHUNK_ROWS"]

@@ -118,3 +118,57 @@ def test_format():
     assert format_comparison(c) == "+0.062 [0.031, 0.094], p < 0.001, 100 sessions"
     assert format_comparison({**c, "p_value": 0.2}) == "+0.062 [0.031, 0.094], p = 0.200, 100 sessions"
     assert format_comparison({"sessions": 0}) == "no common sessions"
+
+
+# Figures of the implementation before the products went in chunks (one product over all rows), for a small
+# case: 3 rows of 20 sessions (Monte Carlo signs; one row missing a session) and 2 rows of 10 (exact).
+BEFORE_CHUNKS = {
+    "mc": {"diff": [0.023435749999999998, 0.014490736842105265, -0.05088475],
+           "ci_low": [-0.0064034987499999975, -0.016843863157894733, -0.07917656749999999],
+           "ci_high": [0.052490697499999996, 0.04464362499999997, -0.021682010000000057],
+           "p_value": [0.16041979010494753, 0.4027986006996502, 0.0074962518740629685], "sessions": [20, 19, 20]},
+    "exact": {"diff": [0.013226499999999999, 0.0135546], "ci_low": [-0.032075162500000004, -0.0298973125],
+              "ci_high": [0.05686134499999999, 0.05796324999999998], "p_value": [0.583984375, 0.623046875],
+              "sessions": [10, 10]},
+}
+
+
+def small_case():
+    d = np.round(np.sin(np.arange(60).reshape(3, 20) * 0.7) * 0.1 + np.array([[0.02], [0.0], [-0.05]]), 6)
+    d[1, 4] = np.nan
+    e = np.round(np.cos(np.arange(20).reshape(2, 10) * 1.3) * 0.1 + 0.01, 6)
+    return {"mc": d, "exact": e}
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1024])  # 1: taken as 2
+def test_figures_are_those_of_one_product_over_all_rows_whatever_the_chunk(monkeypatch, chunk):
+    from econarena_evals.score import paired
+
+    monkeypatch.setattr(paired, "CHUNK_ROWS", chunk)
+    for name, d in small_case().items():
+        got = paired.paired_comparisons(d, resamples=2000, seed=1995)
+        for key, want in BEFORE_CHUNKS[name].items():
+            assert got[key].tolist() == want, (name, key)
+
+
+def test_memory_is_bounded_by_the_chunk_not_by_the_rows():
+    """Peak allocation (numpy reports its arrays to tracemalloc) for 8 times the rows: the input and the
+    answers grow, the resample products do not. Before the chunks, 8,192 rows took 2000 x 8192 floats
+    (131 MB) for each product."""
+    import tracemalloc
+
+    from econarena_evals.score.paired import CHUNK_ROWS
+
+    def peak(rows):
+        d = np.random.default_rng(0).normal(0, 0.1, size=(rows, 20))
+        tracemalloc.start()
+        try:
+            paired_comparisons(d, resamples=2000, seed=0)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(CHUNK_ROWS), peak(8 * CHUNK_ROWS)
+    product = 2000 * CHUNK_ROWS * 8  # one resample product of a chunk, in bytes
+    assert small > product  # the products are counted at all
+    assert large < small + 8 * CHUNK_ROWS * 20 * 8 * 4  # only what grows with the rows: input, answers

@@ -2,7 +2,31 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
-  var S = D.strings;
+  var S = [];  // the strings of the column shown (each column's block has its own)
+  // ---- each column's logs: a deflated, base64 block, unpacked when the column is first opened ----
+  var blocks = {};  // block number -> Promise of {logs, strings}
+  function block(b) {
+    if (!blocks[b]) {
+      var bin = atob(D.blocks[b]), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+      blocks[b] = new Response(stream).text().then(function (text) { return JSON.parse(text); });
+    }
+    return blocks[b];
+  }
+  var loaded = {};  // log number -> its data, once its block is unpacked
+  var stringsOf = {};  // log number -> its block's strings
+  function load(col) {  // Promise: every log of the column unpacked
+    var wanted = [];
+    D.index.forEach(function (L) { if (L.col === col && wanted.indexOf(L.block) < 0) wanted.push(L.block); });
+    return Promise.all(wanted.map(function (b) {
+      return block(b).then(function (data) {
+        D.index.forEach(function (L, i) {
+          if (L.block === b) { loaded[i] = data.logs[L.at]; stringsOf[i] = data.strings; }
+        });
+      });
+    }));
+  }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -62,13 +86,13 @@
       sessSel = document.getElementById("sb-session"), info = document.getElementById("sb-info"),
       grid = document.getElementById("sb-grid"), detail = document.getElementById("sb-detail");
   var columns = [];
-  D.logs.forEach(function (L, i) {
+  D.index.forEach(function (L, i) {
     if (columns.indexOf(L.col) < 0) columns.push(L.col);
   });
   columns.sort();
   function rowsOf(col) {  // [{player, log}] of a column
     var out = [];
-    D.logs.forEach(function (L, i) {
+    D.index.forEach(function (L, i) {
       if (L.col === col) L.rows.forEach(function (p) { out.push({player: p, log: i}); });
     });
     out.sort(function (a, b) { return a.player < b.player ? -1 : a.player > b.player ? 1 : 0; });
@@ -83,7 +107,7 @@
     });
   }
   var state = {log: null, player: null, session: null, run: null, seat: null};
-  function currentLog() { return D.logs[state.log]; }
+  function currentLog() { return loaded[state.log]; }
   function sessionOf(L, s) {
     for (var i = 0; i < L.sessions.length; i++) if (L.sessions[i].s === s) return L.sessions[i];
     return null;
@@ -96,18 +120,23 @@
     if (state.run !== null) h += "&run=" + (state.run + 1) + "&seat=" + state.seat;
     if (window.history && history.replaceState) history.replaceState(null, "", "#" + h);
   }
-  function chooseColumn(col, player, session) {
+  var asked = 0;  // the latest column asked for: an earlier one that unpacks later is not shown
+  function chooseColumn(col, player, session) {  // Promise: the column unpacked and shown
     var rows = rowsOf(col);
     fill(playerSel, rows.map(function (r, i) { return {label: r.player, value: String(i)}; }));
     var pick = 0;
     rows.forEach(function (r, i) { if (r.player === player) pick = i; });
     playerSel.value = String(pick);
     colSel.value = col;
-    choosePlayer(rows[pick], session);
+    var me = ++asked;
+    while (info.firstChild) info.removeChild(info.firstChild);
+    info.appendChild(el("div", "note", "unpacking " + col + " ..."));
+    return load(col).then(function () { if (me === asked) choosePlayer(rows[pick], session); });
   }
   function choosePlayer(row, session) {
     state.log = row.log;
     state.player = row.player;
+    S = stringsOf[row.log];
     var L = currentLog();
     fill(sessSel, L.sessions.map(function (s) {
       var tag = s.errored ? "errored" : ("EAS " + num(s.eas[row.player]));
@@ -291,7 +320,8 @@
   fill(colSel, columns.map(function (c) { return {label: c, value: c}; }));
   colSel.addEventListener("change", function () { chooseColumn(colSel.value, state.player, null); });
   playerSel.addEventListener("change", function () {
-    choosePlayer(rowsOf(colSel.value)[Number(playerSel.value)], state.session);
+    var row = rowsOf(colSel.value)[Number(playerSel.value)];
+    load(colSel.value).then(function () { choosePlayer(row, state.session); });
   });
   sessSel.addEventListener("change", function () { chooseSession(Number(sessSel.value)); });
 
@@ -312,19 +342,19 @@
       h.appendChild(el("span", "kind", k));
       box.appendChild(h);
       items.forEach(function (it) {
-        var L = D.logs[it.log];
+        var L = D.index[it.log];
         var where = it.col + ", session " + it.session + ", run " + (it.run + 1) + ", seat " + it.seat +
           " (valid range " + num(it.range[0]) + " to " + num(it.range[1]) + ")" +
           (it.finish_reason ? ", finish_reason " + it.finish_reason : "");
         var line = el("div", "note", where + " ");
-        var sess = sessionOf(L, it.session);
-        if (sess && sess.t) {
+        if (it.t) {
           var go = el("button", null, "show in the session browser");
           go.type = "button";
           go.addEventListener("click", function () {
-            chooseColumn(L.col, p, it.session);
-            chooseCell(it.run, it.seat);
-            document.getElementById("browser").scrollIntoView();
+            chooseColumn(L.col, p, it.session).then(function () {
+              chooseCell(it.run, it.seat);
+              document.getElementById("browser").scrollIntoView();
+            });
           });
           line.appendChild(go);
         }
@@ -350,15 +380,24 @@
       if (s.id !== "sessions") s.style.display = "none";
     });
   }
+  function ready() { document.body.setAttribute("data-ready", "1"); }
+  function failed(e) {
+    while (info.firstChild) info.removeChild(info.firstChild);
+    info.appendChild(el("div", "warn", "This browser could not unpack the sessions (" + e + "): the session " +
+      "browser needs DecompressionStream (Chromium 80, Firefox 113, Safari 16.4 or later)."));
+    ready();
+  }
   if (columns.length) {
     var col = columns.indexOf(want.col) >= 0 ? want.col : columns[0];
-    chooseColumn(col, want.player || null, want.session !== undefined ? Number(want.session) : null);
-    if (want.run !== undefined && want.seat !== undefined) {
-      chooseCell(Number(want.run) - 1, Number(want.seat));
-      if (want.view !== "sessions") document.getElementById("browser").scrollIntoView();
-    }
+    chooseColumn(col, want.player || null, want.session !== undefined ? Number(want.session) : null).then(function () {
+      if (want.run !== undefined && want.seat !== undefined) {
+        chooseCell(Number(want.run) - 1, Number(want.seat));
+        if (want.view !== "sessions") document.getElementById("browser").scrollIntoView();
+      }
+      ready();
+    }, failed);
   } else {
     grid.appendChild(el("p", "note", "No sessions."));
+    ready();
   }
-  document.body.setAttribute("data-ready", "1");
 })();
