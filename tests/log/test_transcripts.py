@@ -60,6 +60,7 @@ def with_breaks(path, tmp_path):
     return out
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kept", [0, 1, 4])
 def test_calls_read_at_their_offsets_are_those_the_stream_finds(log_path, tmp_path, kept):
     path = with_breaks(log_path, tmp_path)
@@ -74,6 +75,7 @@ def test_calls_read_at_their_offsets_are_those_the_stream_finds(log_path, tmp_pa
     assert set(fast.kinds) == {(first, 2, 3), (second, 5, 1)}
 
 
+@pytest.mark.e2e
 def test_a_call_that_is_not_what_its_tag_says_sends_the_log_to_the_stream(log_path, tmp_path):
     rows = [json.loads(line) for line in log_path.read_text().splitlines()]
     first = sessions(log_path)[0]

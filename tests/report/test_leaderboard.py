@@ -38,6 +38,7 @@ def report(logs, tmp_path_factory):
     return out, json.loads((out / "report.json").read_text())
 
 
+@pytest.mark.e2e
 def test_the_leaderboard_orders_the_models_and_tells_their_ranks_apart(report):
     out, data = report
     board = data["leaderboard"]
@@ -57,6 +58,7 @@ def test_the_leaderboard_orders_the_models_and_tells_their_ranks_apart(report):
     assert "| 1 | econarena/nash | 0.840 \\[0.840, 0.840\\] | 2 of 2 |" in md
 
 
+@pytest.mark.e2e
 def test_the_summary_prints_the_same_leaderboard(logs, report):
     _, data = report
     proc = run_cli([cli("econarena-summary"), "--leaderboard", str(logs)], base_env())
