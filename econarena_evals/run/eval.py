@@ -415,7 +415,7 @@ class EconArena(evals.Eval):
             if failed:
                 seat, exc = failed[0]
                 if state.error is None:
-                    state.error = f"run {run} seat {seat}: {type(exc).__name__}: {exc}"
+                    state.error = f"run {run + 1} seat {seat}: {type(exc).__name__}: {exc}"  # counted from 1, as seats are
                 continue
             outcome = self._score(state, run, [parse_choice(a) for a in answers])
             state.outcomes[run] = outcome
