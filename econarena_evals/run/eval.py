@@ -37,6 +37,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
+from ..integration.progress_bar import bar_unless_asked, write_line
 from ..integration.recorder import edit_events, write_events_quickly
 from ..integration.threads import threads_for
 from ..log.format import (
@@ -59,7 +60,7 @@ from ..score.metrics import session_metrics
 from . import config, disk, exit_status, resume
 from .durable import durable, log_path_of
 from .plan import estimate_cell
-from .progress import Progress, duration
+from .progress import Progress, duration, interval_asked
 from .resume_command import hint_at_exit
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,7 @@ class EconArena(evals.Eval):
         self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
         self._kept_lock = threading.Lock()
         self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
+        self._bar: Any = None  # while evals' own progress bar shows, how to print a line above it
 
     # ---- the shell around the pure core ----
 
@@ -173,6 +175,7 @@ class EconArena(evals.Eval):
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
+            interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
         edit_events(recorder, flat_usage)  # a usage evals can add up
@@ -213,9 +216,12 @@ class EconArena(evals.Eval):
             print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
         restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
-            # batch mode: every session in play at once, so that a wave of all of them is one batch
-            with progress, threads_for(len(to_play) if self._waves else 0):
-                results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+            # batch mode: every session in play at once, so that a wave of all of them is one batch;
+            # evals' bar off (our progress lines say more), or our lines above it if the user asked for it
+            with bar_unless_asked() as self._bar:
+                progress.writer = self._bar
+                with progress, threads_for(len(to_play) if self._waves else 0):
+                    results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
             word, code, said = exit_status.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
@@ -269,8 +275,7 @@ class EconArena(evals.Eval):
                 durable(recorder)
 
         def say(line: str) -> None:
-            sys.stderr.write(redact_text(line) + "\n")  # one write: the waves' threads print at once
-            sys.stderr.flush()
+            write_line(redact_text(line), self._bar)  # one write: the waves' threads print at once
 
         return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
                      adopted=adopted)
@@ -415,7 +420,8 @@ class EconArena(evals.Eval):
             if failed:
                 seat, exc = failed[0]
                 if state.error is None:
-                    state.error = f"run {run + 1} seat {seat}: {type(exc).__name__}: {exc}"  # counted from 1, as seats are
+                    # runs counted from 1, as seats are, wherever a person reads them
+                    state.error = f"run {run + 1} seat {seat}: {type(exc).__name__}: {exc}"
                 continue
             outcome = self._score(state, run, [parse_choice(a) for a in answers])
             state.outcomes[run] = outcome
@@ -458,8 +464,8 @@ class EconArena(evals.Eval):
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
-            print(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
-                  "synchronously (batch_fallback=yes), at the synchronous price", file=sys.stderr, flush=True)
+            write_line(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
+                       "synchronously (batch_fallback=yes), at the synchronous price", self._bar)
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
