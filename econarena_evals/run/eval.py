@@ -59,7 +59,7 @@ from ..log.recording import store_as_data
 from ..score.metrics import session_metrics
 from . import config, disk, exit_status, resume
 from .durable import durable, log_path_of
-from .plan import estimate_cell
+from .plan import ANSWERS_FOR_EXPECTED, estimate_cell, expected_from_answers
 from .progress import Progress, duration, interval_asked
 from .resume_command import hint_at_exit
 
@@ -79,6 +79,10 @@ def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
     if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
         seat_call["recorded"] += 1
         seat_call["finish_reason"] = data.get("finish_reason")
+        usage = data.get("usage")
+        used = usage.get("completion_tokens") if isinstance(usage, dict) else getattr(usage, "completion_tokens", None)
+        if isinstance(used, int) and not isinstance(used, bool) and used >= 0:  # what the reply cost, for the plan
+            seat_call["completion_tokens"] = used
         data = {**data, SEAT_TAG: seat_call["tag"]}
     return data
 
@@ -150,6 +154,8 @@ class EconArena(evals.Eval):
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
         self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
         self._kept_lock = threading.Lock()
+        self._sent = 0  # seat calls this run answered (kept ones aside)
+        self._usage = [0, 0]  # answers of this run that reported usage, and their completion tokens
         self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
         self._bar: Any = None  # while evals' own progress bar shows, how to print a line above it
 
@@ -209,8 +215,18 @@ class EconArena(evals.Eval):
                     f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
                     f"({duration(max(0.0, total_s - elapsed_s))} more)")
 
+        def usage_line() -> Optional[str]:
+            """Once the first answers said what they cost: the completions the run will likely come to."""
+            with self._kept_lock:
+                answers, tokens = self._usage
+            if answers < min(ANSWERS_FOR_EXPECTED, estimate.calls):
+                return None
+            return (f"econarena: plan: {self.name}: "
+                    + expected_from_answers(answers, tokens, estimate.calls, estimate.completion_reserved))
+
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
-                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0)
+                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0,
+                            usage_line=usage_line)
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
         if self._waves is not None:
             print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
@@ -260,6 +276,10 @@ class EconArena(evals.Eval):
             first = min(self._errors)
             print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
                   f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
+        if self.resume_from:  # evals' token totals, and the summary's seat calls, count the whole log
+            held = self._kept_counts()["calls"]
+            print(f"econarena: {self.name}: this run sent {self._sent:,} seat call(s); its log holds {held:,}, "
+                  f"{held - self._sent:,} of them kept from {self.resume_from}", file=sys.stderr)
         return report
 
     def _batch_waves(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[Waves]:
@@ -291,10 +311,15 @@ class EconArena(evals.Eval):
         part = self.resumed_runs.get(session)
         return part is not None and (run in part.runs or (run, seat) in part.calls)
 
-    def _count_kept(self, sessions: int = 0, calls: int = 0) -> None:
+    def _count_kept(self, sessions: int = 0, calls: int = 0, sent: int = 0,
+                    completion_tokens: Optional[int] = None) -> None:
         with self._kept_lock:
             self._kept["sessions"] += sessions
             self._kept["calls"] += calls
+            self._sent += sent
+            if completion_tokens is not None:
+                self._usage[0] += 1
+                self._usage[1] += completion_tokens
 
     def _kept_counts(self) -> dict[str, int]:
         with self._kept_lock:
@@ -512,7 +537,7 @@ class EconArena(evals.Eval):
                                              recorded_by=EVAL_RECORDER, **{SEAT_TAG: tag})  # as tag_seat_call would
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
             durable()
-            self._count_kept(calls=1)
+            self._count_kept(calls=1, sent=1, completion_tokens=seat_call.get("completion_tokens"))
             return text
 
         return call

@@ -55,12 +55,15 @@ class Progress:
                  limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
                  every_s: Optional[float] = None,
                  pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None,
-                 answered_by_batch: Callable[[], int] = lambda: 0) -> None:
+                 answered_by_batch: Callable[[], int] = lambda: 0,
+                 usage_line: Optional[Callable[[], Optional[str]]] = None) -> None:
         # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
         # said once, when a lane has learned that the server serves fewer calls than it was sent
         self.name, self.sessions, self.calls = name, sessions, calls
         self.sessions_done, self.limits_line, self.pace_line = sessions_done, limits_line, pace_line
         self.told_pace = False
+        # usage_line(): said once, when the first answers' usage tells what the completions come to
+        self.usage_line = usage_line
         self.answered_by_batch = answered_by_batch  # batch mode's answers, which no lane counts
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
@@ -111,6 +114,10 @@ class Progress:
                 if said:
                     self._print(said, newline=True)
                 self.told_pace = True
+            said = self.usage_line() if self.usage_line is not None else None
+            if said:
+                self._print(said, newline=True)
+                self.usage_line = None
             if not self.quiet:
                 self._print(self.line(), newline=not self.tty)
 

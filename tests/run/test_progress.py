@@ -6,6 +6,7 @@ shows it: each line is what is left after its last carriage return (tqdm redraws
 """
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -70,3 +71,24 @@ def test_progress_lines_can_be_turned_off_and_a_bad_interval_is_refused(slow_ser
     assert bad.returncode == 2, bad.stderr[-3000:]
     said = [line for line in bad.stderr.splitlines() if not line.startswith("[")]
     assert said == ["econarena: ECONARENA_PROGRESS_S is the seconds between progress lines (0: none), got 'often'"]
+
+
+def test_the_plan_gives_the_expected_completions_beside_the_bound_then_the_first_answers_own(slow_server, tmp_path):
+    """The plan said only what the requests reserve (max_tokens a call), ten times what a run used."""
+    proc = run(slow_server, tmp_path, ECONARENA_PROGRESS_S="0.1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plans = [line for line in proc.stderr.splitlines() if line.startswith("econarena: plan: ")]
+    # before any call: 100 calls, 1,024 tokens reserved each, 150 expected each (a typical reply)
+    assert plans[0].endswith("completions reserve up to 102,400 tokens, ~15,000 expected (~150 a reply, typical "
+                             "of a model that explains its answer)"), plans[0]
+    # once the first answers are in: what they used, for the whole run
+    used = re.fullmatch(r"econarena: plan: econarena\.beauty_L\.dev\.v0: the first (\d+) replies used ([\d,]+) "
+                        r"completion tokens on average: ~([\d,]+) expected for this run's 100 seat calls "
+                        r"\(102,400 reserved\)", plans[1])
+    assert used, plans
+    answers, mean, expected = (int(g.replace(",", "")) for g in used.groups())
+    assert 20 <= answers <= 100 and abs(expected - 100 * mean) <= 50
+    # the mean is the replies' own: within what the server counted for them, in the log
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    tokens = [e["data"]["usage"]["completion_tokens"] for e in log if e.get("type") == "sampling"]
+    assert len(tokens) == 100 and min(tokens) - 1 <= mean <= max(tokens) + 1
