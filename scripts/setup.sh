@@ -3,9 +3,10 @@
 # optional dependencies, the few packages it needs to run a custom eval, and this plugin.
 # Safe to run again: it does nothing when the venv already holds exactly this checkout (same
 # sources, pins and Python), and otherwise only reinstalls this project. VENV (default .venv)
-# picks the folder.
+# picks the folder. Each step is said on stderr, with pip's lines, and a line at least every 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/speak.sh
 VENV=${VENV:-.venv}
 PYTHON_GIVEN=${PYTHON:+yes}
 PYTHON=${PYTHON:-python3}
@@ -30,6 +31,7 @@ if [ -x "$VENV/bin/python" ]; then
 else
   want=$(py_version "$PYTHON") || refuse "PYTHON=$PYTHON is not a working Python; $USE"
   in_range "$want" || refuse "Python $want ($PYTHON) is not supported; $USE"
+  echo "setup.sh: making the venv $VENV (Python $want)" >&2
   "$PYTHON" -m venv "$VENV"
 fi
 # What the venv was last set up from: every file pip would install, the pins and the Python. Equal
@@ -50,18 +52,27 @@ if [ -f "$VENV/.econarena-setup" ] && [ "$(cat "$VENV/.econarena-setup")" = "$st
   exit 0
 fi
 rm -f "$VENV/.econarena-setup"
-# pip lists every optional evals dependency we leave out on purpose ("evals requires tensorflow,
-# which is not installed"); those lines are expected, so they are filtered. pip's exit status stands.
+begun=$SECONDS
+# pip's lines as they come, and a line of ours when pip goes quiet for 10 s (a wheel unpacking, a
+# build). Left out: every optional evals dependency we leave out on purpose ("evals requires
+# tensorflow, which is not installed"; those lines are expected), and the requirements already
+# there. pip's exit status stands.
 pip_install() {
-  "$VENV/bin/python" -m pip --disable-pip-version-check -q install -c constraints.txt "$@" 2>&1 |
-    { grep -vE "^evals 3\.0\.1\.post1 requires |dependency resolver does not currently take into account|^WARNING: Location 'file:.*' is ignored" || true; }
+  local what=$1
+  shift
+  "$VENV/bin/python" -m pip --disable-pip-version-check install -c constraints.txt "$@" 2>&1 |
+    { grep --line-buffered -vE "^evals 3\.0\.1\.post1 requires |dependency resolver does not currently take into account|^WARNING: Location 'file:.*' is ignored|^Requirement already satisfied" || true; } |
+    speak "installing $what"
 }
 # --no-deps: evals pins tensorflow, spacy, langchain, playwright, ... none of which a custom eval needs.
-pip_install --no-deps "evals==3.0.1.post1"
+echo "setup.sh: installing evals 3.0.1.post1 into $VENV, without its optional dependencies (4.3 GB not needed)" >&2
+pip_install "evals 3.0.1.post1" --no-deps "evals==3.0.1.post1"
 # setuptools reuses build/ between installs; a stale one can ship deleted modules.
 rm -rf build ./*.egg-info
 # --use-pep517: the build every pip since 23.1 does anyway; the pip that 3.9's and 3.10's venvs come
 # with would otherwise fall back to the deprecated `setup.py install` and say so at length.
-pip_install --use-pep517 ".[test,report]"
+echo "setup.sh: installing this checkout and what it needs (about a minute the first time)" >&2
+pip_install "this checkout" --use-pep517 ".[test,report]"
 rm -rf build ./*.egg-info
 echo "$stamp" > "$VENV/.econarena-setup"
+echo "setup.sh: $VENV is set up ($(elapsed $((SECONDS - begun))))" >&2

@@ -774,9 +774,10 @@ class OpenAIServer:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def start(self) -> "OpenAIServer":
+    def start(self, port: int = 0) -> "OpenAIServer":
+        """Serve on ``port`` (0: a free one the system picks)."""
         handler = self._handler_class()
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", port), handler)
         # stop() waits for the serve loop to look up: at the default 0.5 s each test server costs that much
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)

@@ -11,13 +11,19 @@
   ``extra_headers`` value) are masked before ``oaieval`` copies the command line into the log's
   run spec, which it does right after making the completion fns;
 * a bad completion arg is one line and exit status 2 under the CLI, before any call; an arg the
-  fn does not take is named with the closest names it does.
+  fn does not take is named with the closest names it does;
+* a name that is neither registered nor one evals sends to a model (``oaieval gpt-4o ...`` without
+  an endpoint that lists it) is one line too, with the closest registered names and, for what may
+  be a model's name, the ``econarena/chat:NAME`` that plays it.
 """
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from typing import Any
 
+from ..core.closest import closest
 from ..core.redact import redact_text
 from ..fns.completion_args import decode_args, evals_fn_refusal, keyword_names, unknown_args
 from .status import refuse, under_cli
@@ -36,6 +42,8 @@ def make_econarena_fns(registry_module: Any) -> None:
         try:
             given, fn = _make(self, name, kwargs)
         except ValueError as exc:  # a bad completion arg: one line under oaieval, before any call
+            if str(exc).startswith(EVALS_NOT_FOUND):  # the likeliest mistake: a model's name alone
+                _refuse_under_cli(ValueError(not_registered(name, list(self._completion_fns) + list(self._solvers))))
             _refuse_under_cli(ValueError(f"completion fn {name}: {exc}"))
             raise
         except TypeError as exc:  # an arg the fn does not take (evals' gpt-4 and temperature=...)
@@ -80,6 +88,37 @@ def _not_taken(registry_module: Any, registry: Any, name: str, args: dict[str, A
     except Exception:  # noqa: BLE001 - the refusal must not fail: evals' own message is said instead
         return ""
     return f"completion fn {name} does not take the completion arg {line}" if line else ""
+
+
+# how evals 3.0.1.post1's make_completion_fn says a name is neither a model it routes nor registered
+EVALS_NOT_FOUND = "Could not find CompletionFn/Solver in the registry"
+
+
+def not_registered(name: str, known: list[str], argv: Any = None) -> str:
+    """The refusal of a completion fn name nothing knows: the closest registered names, and, unless it
+    is one of ours mistyped, how to play a chat model of that name (``econarena/chat:NAME``), as the
+    command line to type."""
+    said = f"no completion fn or solver {name!r} in the registry"
+    close = closest(name, known)
+    if close:
+        said += f"; closest: {', '.join(close)}"
+    if name.startswith(CHAT_NAME.split("/")[0] + "/"):  # econarena/nsh: one of ours, mistyped
+        return said if close else said + " (the built-in players: docs/players.md)"
+    return (f"{said}; {'or, ' if close else ''}to play the chat model {name}, name it {CHAT_PREFIX}{name}: "
+            f"{_command_with(name, CHAT_PREFIX + name, sys.argv if argv is None else argv)}")
+
+
+def _command_with(name: str, instead: str, argv: list[str]) -> str:
+    """The command line as typed up to the eval's name, with the completion fn ``name`` replaced
+    (``oaieval gpt-4o econarena.beauty_L`` -> ``oaieval econarena/chat:gpt-4o econarena.beauty_L``)."""
+    program = os.path.basename(argv[0]) if argv else "oaieval"
+    program = program[:-3] if program.endswith(".py") else program
+    words = list(argv[1:3])
+    if words:
+        words[0] = ",".join(instead if part == name else part for part in words[0].split(","))
+    else:
+        words = [instead, "EVAL"]
+    return " ".join([program] + [shlex.quote(w) for w in words])
 
 
 def _refuse_under_cli(exc: Exception) -> None:

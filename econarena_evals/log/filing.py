@@ -82,21 +82,21 @@ def filing_problems(path: Path) -> list[str]:
             seen[(call.run, call.seat)] += 1
             event = runs.get(call.run)
             if event is None:
-                problems.append(f"session {session}: a call for run {call.run} seat {call.seat}, a run it has no event for")
+                problems.append(f"session {session}: a call for run {call.run + 1} seat {call.seat}, a run it has no event for")
                 continue
             expected = get_game(str(event["game"])).seat_facts(event, call.seat)
             wrong = {k: (getattr(call.facts, k), v) for k, v in expected.items() if getattr(call.facts, k) != v}
             if wrong:
-                problems.append(f"session {session}: run {call.run} seat {call.seat}'s prompt is another session's "
+                problems.append(f"session {session}: run {call.run + 1} seat {call.seat}'s prompt is another session's "
                                 f"(prompt, session): {wrong}")
             tag = call.data.get(SEAT_TAG)
             if isinstance(tag, dict) and (tag.get("session"), tag.get("run"), tag.get("seat")) != (session, call.run, call.seat):
-                problems.append(f"session {session}: run {call.run} seat {call.seat} tagged {tag}")
+                problems.append(f"session {session}: run {call.run + 1} seat {call.seat} tagged {tag}")
         for run, event in sorted(runs.items()):
             for seat in range(1, len(event["seats"]) + 1):
                 n = seen.get((run, seat), 0)
                 if n != 1:
-                    problems.append(f"session {session}: {n} sampling events for run {run} seat {seat}")
+                    problems.append(f"session {session}: {n} sampling events for run {run + 1} seat {seat}")
     return problems
 
 

@@ -7,6 +7,8 @@ report) is listed, marked, re-scored from the sessions it finished, with the com
 it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
 errored or missing sessions, for scripts that must not pass a run with holes in it. Under the
 table, the tokens each player used in each column and, at the prices given, their cost (``tokens``).
+With no log or folder named, it reads only this user's logs in evals' shared ``/tmp/evallogs``
+(``own_logs``) and says so.
 """
 from __future__ import annotations
 
@@ -41,6 +43,22 @@ from .tokens import (
     tokens_result,
     total_cells,
 )
+
+# where oaieval writes a run given no --record_path: one folder for every user of the machine
+EVALS_LOGS = Path("/tmp/evallogs")
+
+
+def own_logs(folder: Path) -> tuple[list[Path], str]:
+    """The logs in ``folder`` this user's processes wrote (by the files' owner), and the line that
+    says what was read and how to read something else."""
+    logs = list(find_logs([folder])) if folder.is_dir() else []
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    mine = [p for p in logs if uid is None or p.stat().st_uid == uid]
+    others = f", {len(logs) - len(mine)} of other users left out" if len(mine) < len(logs) else ""
+    return mine, (f"econarena-summary: no folder named, so this reads your {len(mine)} log(s) in {folder}{others}, "
+                  "where oaieval writes every run given no --record_path, other people's and other days' too; "
+                  "to read one run, name its folder or logs: econarena-summary runs/gpt-4 (econarena-run --out "
+                  "runs/gpt-4, or oaieval --record_path runs/gpt-4/NAME.jsonl)")
 
 
 def _fmt(x: object) -> str:
@@ -200,7 +218,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", type=Path, default=[Path("/tmp/evallogs")])
+    parser.add_argument("paths", nargs="*", type=Path, default=[],
+                        help=f"logs or folders (none: your logs in {EVALS_LOGS}, oaieval's default)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if any listed log has errored or missing sessions")
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
@@ -216,6 +235,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
         print(f"econarena-summary: {refused}", file=sys.stderr)
         return 2
     paths = list(opts.paths)
+    if not paths:  # evals' folder is everyone's: this user's logs only, and say so
+        paths, said = own_logs(EVALS_LOGS)
+        print(said, file=sys.stderr)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     chosen, notes = select(paths, Progress("econarena-summary"))
@@ -225,7 +247,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
         elif FALLBACK_NOTE in (n["why"] or ""):
             print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
     if not chosen:
-        print("no EconArena logs found in " + " ".join(map(str, opts.paths)), file=sys.stderr)
+        print("no EconArena logs found in " + " ".join(map(str, opts.paths or [EVALS_LOGS])), file=sys.stderr)
         return 1
     if opts.leaderboard:
         print(leaderboard_table(chosen))

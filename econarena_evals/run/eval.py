@@ -37,6 +37,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
+from ..integration.progress_bar import bar_unless_asked, write_line
 from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
 from ..integration.threads import threads_for
 from ..log.format import (
@@ -59,8 +60,8 @@ from ..log.format import (
 from ..log.recording import storable_event, unrecordable
 from ..score.metrics import session_metrics
 from . import config, disk, exit_status, resume
-from .plan import estimate_cell
-from .progress import Progress, duration
+from .plan import ANSWERS_FOR_EXPECTED, estimate_cell, expected_from_answers
+from .progress import Progress, duration, interval_asked
 from .resume_command import hint_at_exit
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,10 @@ def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
     if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
         seat_call["recorded"] += 1
         seat_call["finish_reason"] = data.get("finish_reason")
+        usage = data.get("usage")
+        used = usage.get("completion_tokens") if isinstance(usage, dict) else getattr(usage, "completion_tokens", None)
+        if isinstance(used, int) and not isinstance(used, bool) and used >= 0:  # what the reply cost, for the plan
+            seat_call["completion_tokens"] = used
         data = {**data, SEAT_TAG: seat_call["tag"]}
     return data
 
@@ -150,7 +155,10 @@ class EconArena(evals.Eval):
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
         self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
         self._kept_lock = threading.Lock()
+        self._sent = 0  # seat calls this run answered (kept ones aside)
+        self._usage = [0, 0]  # answers of this run that reported usage, and their completion tokens
         self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
+        self._bar: Any = None  # while evals' own progress bar shows, how to print a line above it
 
     # ---- the shell around the pure core ----
 
@@ -176,6 +184,7 @@ class EconArena(evals.Eval):
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
+            interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
         if self.resume_from:
@@ -207,16 +216,29 @@ class EconArena(evals.Eval):
                     f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
                     f"({duration(max(0.0, total_s - elapsed_s))} more)")
 
+        def usage_line() -> Optional[str]:
+            """Once the first answers said what they cost: the completions the run will likely come to."""
+            with self._kept_lock:
+                answers, tokens = self._usage
+            if answers < min(ANSWERS_FOR_EXPECTED, estimate.calls):
+                return None
+            return (f"econarena: plan: {self.name}: "
+                    + expected_from_answers(answers, tokens, estimate.calls, estimate.completion_reserved))
+
         progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
-                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0)
+                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0,
+                            usage_line=usage_line)
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
         if self._waves is not None:
             print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
         restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
-            # batch mode: every session in play at once, so that a wave of all of them is one batch
-            with progress, threads_for(len(to_play) if self._waves else 0):
-                results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
+            # batch mode: every session in play at once, so that a wave of all of them is one batch;
+            # evals' bar off (our progress lines say more), or our lines above it if the user asked for it
+            with bar_unless_asked() as self._bar:
+                progress.writer = self._bar
+                with progress, threads_for(len(to_play) if self._waves else 0):
+                    results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
             word, code, said = exit_status.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
@@ -255,6 +277,10 @@ class EconArena(evals.Eval):
             first = min(self._errors)
             print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
                   f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
+        if self.resume_from:  # evals' token totals, and the summary's seat calls, count the whole log
+            held = self._kept_counts()["calls"]
+            print(f"econarena: {self.name}: this run sent {self._sent:,} seat call(s); its log holds {held:,}, "
+                  f"{held - self._sent:,} of them kept from {self.resume_from}", file=sys.stderr)
         return report
 
     def _batch_waves(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[Waves]:
@@ -270,8 +296,7 @@ class EconArena(evals.Eval):
                 durable(recorder)
 
         def say(line: str) -> None:
-            sys.stderr.write(redact_text(line) + "\n")  # one write: the waves' threads print at once
-            sys.stderr.flush()
+            write_line(redact_text(line), self._bar)  # one write: the waves' threads print at once
 
         return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
                      adopted=adopted)
@@ -287,10 +312,15 @@ class EconArena(evals.Eval):
         part = self.resumed_runs.get(session)
         return part is not None and (run in part.runs or (run, seat) in part.calls)
 
-    def _count_kept(self, sessions: int = 0, calls: int = 0) -> None:
+    def _count_kept(self, sessions: int = 0, calls: int = 0, sent: int = 0,
+                    completion_tokens: Optional[int] = None) -> None:
         with self._kept_lock:
             self._kept["sessions"] += sessions
             self._kept["calls"] += calls
+            self._sent += sent
+            if completion_tokens is not None:
+                self._usage[0] += 1
+                self._usage[1] += completion_tokens
 
     def _kept_counts(self) -> dict[str, int]:
         with self._kept_lock:
@@ -416,7 +446,8 @@ class EconArena(evals.Eval):
             if failed:
                 seat, exc = failed[0]
                 if state.error is None:
-                    state.error = f"run {run} seat {seat}: {type(exc).__name__}: {exc}"
+                    # runs counted from 1, as seats are, wherever a person reads them
+                    state.error = f"run {run + 1} seat {seat}: {type(exc).__name__}: {exc}"
                 continue
             outcome = self._score(state, run, [parse_choice(a) for a in answers])
             state.outcomes[run] = outcome
@@ -459,8 +490,8 @@ class EconArena(evals.Eval):
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
-            print(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
-                  "synchronously (batch_fallback=yes), at the synchronous price", file=sys.stderr, flush=True)
+            write_line(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
+                       "synchronously (batch_fallback=yes), at the synchronous price", self._bar)
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
@@ -507,7 +538,7 @@ class EconArena(evals.Eval):
                                              recorded_by=EVAL_RECORDER, **{SEAT_TAG: tag})  # as tag_seat_call would
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
             durable()
-            self._count_kept(calls=1)
+            self._count_kept(calls=1, sent=1, completion_tokens=seat_call.get("completion_tokens"))
             return text
 
         return call

@@ -7,7 +7,9 @@ tokens (no price table is shipped: prices go stale) and the time at given limits
 Prompt tokens are counted on the prompts the sessions will really get (the samples file's c̄ or
 values; history runs filled with typical numbers), with tiktoken for OpenAI models where its
 encoding is on disk, else estimated as characters / 4. Completion tokens are what each request
-reserves against a tokens-per-minute limit (``max_tokens``), an upper bound on what is paid.
+reserves against a tokens-per-minute limit (``max_tokens``), an upper bound on what is paid, and
+what is to be expected: ``TYPICAL_REPLY_TOKENS`` a reply (at most ``max_tokens``), until the run's
+first answers say what this model writes (``expected_from_answers``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,12 @@ from .evalset import members
 
 OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)")
 MESSAGE_OVERHEAD = 4  # tokens a chat message adds around its content
+# Completion tokens of a typical reply: the JSON answer alone is about 40; models that explain
+# themselves in "understanding" and "reason" write 100-250 (docs/benchmarks.md, token usage).
+# Reasoning models write more, which the first answers show (``expected_from_answers``).
+TYPICAL_REPLY_TOKENS = 150
+# answers whose usage the run waits for before it says what its completions will come to
+ANSWERS_FOR_EXPECTED = 20
 _counters: dict[str, tuple[Callable[[str], int], str]] = {}
 
 
@@ -85,12 +93,15 @@ class Estimate:
     # the batches they make (a wave over the API's limit of lines per batch is cut in several)
     waves: int = 0
     batches: int = 0
+    # what the completions will likely come to: a typical reply's tokens per call, at most max_tokens
+    completion_expected: int = 0
 
     def __add__(self, other: "Estimate") -> "Estimate":
         return Estimate(self.sessions + other.sessions, self.calls + other.calls,
                         self.prompt_tokens + other.prompt_tokens,
                         self.completion_reserved + other.completion_reserved, self.counted, self.kept + other.kept,
-                        self.waves + other.waves, self.batches + other.batches)  # a set's evals run in turn
+                        self.waves + other.waves, self.batches + other.batches,  # a set's evals run in turn
+                        self.completion_expected + other.completion_expected)
 
     def batch_line(self) -> str:
         """What batch mode means for this run: how many batches, and how many waits in turn."""
@@ -109,7 +120,28 @@ class Estimate:
         if self.kept:
             calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({self.sessions} sessions)"
         return (f"{calls}; prompts ~{self.prompt_tokens:,} tokens "
-                f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens")
+                f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens, "
+                f"~{self.completion_expected:,} expected ({self.expected_words()})")
+
+    def expected_words(self) -> str:
+        """How the completions expected were reckoned: a typical reply, or max_tokens where that is less."""
+        per = self.completion_expected // self.calls if self.calls else TYPICAL_REPLY_TOKENS
+        if per < TYPICAL_REPLY_TOKENS:
+            return f"{per} a reply: max_tokens, under a typical reply's ~{TYPICAL_REPLY_TOKENS}"
+        return f"~{TYPICAL_REPLY_TOKENS} a reply, typical of a model that explains its answer"
+
+
+def typical_reply(max_tokens: int) -> int:
+    """The completion tokens a reply is expected to take before any answer says: a typical reply,
+    cut at ``max_tokens`` when that is smaller."""
+    return min(TYPICAL_REPLY_TOKENS, max_tokens) if max_tokens > 0 else TYPICAL_REPLY_TOKENS
+
+
+def expected_from_answers(answers: int, completion_tokens: int, calls: int, reserved: int) -> str:
+    """What the completions of ``calls`` come to at the mean the first ``answers`` replies used."""
+    mean = completion_tokens / max(1, answers)
+    return (f"the first {answers:,} replies used {mean:,.0f} completion tokens on average: ~{round(mean * calls):,} "
+            f"expected for this run's {calls:,} seat calls ({reserved:,} reserved)")
 
 
 def _typical_past(cell: CellConfig, session: Session, run: int) -> list[PastRun]:
@@ -144,7 +176,7 @@ def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional
                 per_wave[wave_of[run]] += 1
     sent = [n for n in per_wave if n]  # the sessions' calls of a wave go in one batch, or as few as fit
     return Estimate(len(sessions), calls, tokens, calls * max_tokens, counted, skipped, len(sent),
-                    sum(math.ceil(n / MAX_LINES) for n in sent))
+                    sum(math.ceil(n / MAX_LINES) for n in sent), calls * typical_reply(max_tokens))
 
 
 # ---- econarena-plan: the same for evals named in the registry, without any call ----
@@ -237,8 +269,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         names = evals_of(args.eval)
         for name in names:
             full, est = estimate_eval(name, model, args.max_samples, args.max_tokens)
-            print(f"{full}: {est.line()}".replace(f" (counted by {est.counted})", "") if total is not None
-                  else f"{full}: {est.line()}")
+            said = f"{full}: {est.line()}"  # how tokens are counted and expected: said on the first line only
+            print(said.replace(f" (counted by {est.counted})", "").replace(f" ({est.expected_words()})", "")
+                  if total is not None else said)
             total = est if total is None else total + est
     except (KeyError, OSError, ValueError) as exc:
         print(f"econarena-plan: {exc}", file=sys.stderr)
@@ -258,11 +291,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         share = args.batch_discount if args.batch and args.batch_discount is not None else 1.0
         cost_in = total.prompt_tokens * (args.price_in or 0) / 1e6 * share
         cost_out = total.completion_reserved * (args.price_out or 0) / 1e6 * share
+        expected_out = total.completion_expected * (args.price_out or 0) / 1e6 * share
         at = f" at {share:g} of the prices given (the batch discount)" if share != 1.0 else ""
         prompts = f"prompts ~{cost_in:.2f}" if args.price_in is not None else "prompts: no --price-in given"
-        completions = (f"completions at most {cost_out:.2f} (if every reply used max_tokens)"
+        completions = (f"completions ~{expected_out:.2f} expected ({total.expected_words().split(',')[0]}), at most "
+                       f"{cost_out:.2f} (if every reply used max_tokens)"
                        if args.price_out is not None else "completions: no --price-out given")
-        print(f"cost: {prompts}; {completions}{at}; in the currency of the prices given")
+        in_all = (f"; in all ~{cost_in + expected_out:.2f} expected, at most {cost_in + cost_out:.2f}"
+                  if args.price_in is not None and args.price_out is not None else "")
+        print(f"cost: {prompts}; {completions}{in_all}{at}; in the currency of the prices given")
     return 0
 
 

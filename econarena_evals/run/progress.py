@@ -1,10 +1,14 @@
 """Progress of a long run on stderr: sessions and calls done, pace, refusals by the rate limit, ETA.
 
 Redrawn in place on a terminal; one line every ``every_s`` seconds otherwise (a log file, a CI
-job). Nothing is printed for a run that ends before the first line is due.
+job, a pipe). Nothing is printed for a run that ends before the first line is due.
+``ECONARENA_PROGRESS_S`` sets the seconds between lines (0: none, for quiet). While evals' own
+progress bar shows (``integration.progress_bar``), each line is a whole line printed above it.
 """
 from __future__ import annotations
 
+import math
+import os
 import sys
 import threading
 import time
@@ -12,6 +16,24 @@ from typing import Callable, Optional, TextIO
 
 from ..calls.lanes import concurrency_in_use
 from ..calls.state import RUN
+from ..integration.progress_bar import LineWriter, write_line
+
+INTERVAL_ENV = "ECONARENA_PROGRESS_S"
+
+
+def interval_asked() -> Optional[float]:
+    """The seconds between progress lines the user asked for (``ECONARENA_PROGRESS_S``; 0: no progress
+    lines), None when not set; ValueError when it is not a number of seconds."""
+    raw = os.environ.get(INTERVAL_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"{INTERVAL_ENV} is the seconds between progress lines (0: none), got {raw!r}")
+    return seconds
 
 
 def duration(seconds: float) -> str:
@@ -33,16 +55,23 @@ class Progress:
                  limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
                  every_s: Optional[float] = None,
                  pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None,
-                 answered_by_batch: Callable[[], int] = lambda: 0) -> None:
+                 answered_by_batch: Callable[[], int] = lambda: 0,
+                 usage_line: Optional[Callable[[], Optional[str]]] = None) -> None:
         # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
         # said once, when a lane has learned that the server serves fewer calls than it was sent
         self.name, self.sessions, self.calls = name, sessions, calls
         self.sessions_done, self.limits_line, self.pace_line = sessions_done, limits_line, pace_line
         self.told_pace = False
+        # usage_line(): said once, when the first answers' usage tells what the completions come to
+        self.usage_line = usage_line
         self.answered_by_batch = answered_by_batch  # batch mode's answers, which no lane counts
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
+        asked = interval_asked() if every_s is None else None
+        self.quiet = asked == 0  # the user asked for no progress lines (the rarer lines still come)
+        self.every_s = every_s if every_s is not None else asked or (1.0 if self.tty else 10.0)
+        # set while evals' own progress bar shows: every line goes whole, above the bar (never redrawn in place)
+        self.writer: Optional[LineWriter] = None
         self.stop_event = threading.Event()
         self.start_t = time.monotonic()
         self.start_answered, self.start_sent, self.start_refused = RUN.answered, RUN.sent, RUN.refused
@@ -85,12 +114,17 @@ class Progress:
                 if said:
                     self._print(said, newline=True)
                 self.told_pace = True
-            self._print(self.line(), newline=not self.tty)
+            said = self.usage_line() if self.usage_line is not None else None
+            if said:
+                self._print(said, newline=True)
+                self.usage_line = None
+            if not self.quiet:
+                self._print(self.line(), newline=not self.tty)
 
     def _print(self, text: str, newline: bool) -> None:
-        if self.tty:
+        if self.tty and self.writer is None:
             self.stream.write("\r\033[K" + text + ("\n" if newline else ""))
+            self.stream.flush()
+            self.drawn = True
         else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-        self.drawn = True
+            write_line(text, self.writer, self.stream)

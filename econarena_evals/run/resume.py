@@ -264,7 +264,7 @@ def check_samples(done: Mapping[int, DoneSession], sessions: Sequence[Any],
             for key, value in game_params(session, run).items():
                 if key in data and json.loads(json.dumps(value)) != data[key]:
                     raise ResumeRefused(
-                        f"session {index} run {run}: {key} is {data[key]} in the log, {value} in the samples "
+                        f"session {index} run {run + 1}: {key} is {data[key]} in the log, {value} in the samples "
                         "file: the samples file changed since the log was written")
 
 

@@ -129,4 +129,6 @@ def test_a_completion_fn_that_rejects_keywords_says_so(tmp_path):
              "--record_path", str(log), "--max_samples", "2"], env, timeout=120, returncode=ERRORED)
     errors = [s["error"] for s in read_log(log).sessions]
     assert len(errors) == 2 and all("unexpected keyword argument" in e and "**kwargs" in e for e in errors), errors
+    # the first run's first seat, counted from 1 as the prompts, the report and the stop line count them
+    assert all(e.startswith("run 1 seat 1: TypeError") for e in errors), errors
     assert not any("taken for down" in e for e in errors)

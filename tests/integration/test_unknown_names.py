@@ -55,3 +55,27 @@ def test_in_process_a_missing_name_is_evals_none():
     assert registry.get_eval("econarena.beauty_X") is None and registry.get_eval_set("econarena_X") is None
     assert registry.get_eval("econarena.beauty_L").key == "econarena.beauty_L.dev.v0"
     assert names.missing("eval", "econarena.beauty_X", ["econarena.beauty_L"]).endswith("closest: econarena.beauty_L")
+
+
+@pytest.mark.parametrize("fns,line", [
+    # a model's name alone, the likeliest mistake: the econarena/chat name that plays it, as a command
+    ("gpt-4o", "econarena: no completion fn or solver 'gpt-4o' in the registry; to play the chat model gpt-4o, "
+               "name it econarena/chat:gpt-4o: oaieval econarena/chat:gpt-4o econarena.beauty_L"),
+    # in an arena, only the unknown name is replaced
+    ("econarena/nash,llama3.1", "econarena: no completion fn or solver 'llama3.1' in the registry; to play the chat "
+                                "model llama3.1, name it econarena/chat:llama3.1: oaieval "
+                                "econarena/nash,econarena/chat:llama3.1 econarena.beauty_L"),
+    # one of ours mistyped: the closest names, and no model hint
+    ("econarena/nsh", "econarena: no completion fn or solver 'econarena/nsh' in the registry; closest: "
+                      "econarena/nash, econarena/ch, econarena/shade"),
+])
+@pytest.mark.e2e
+def test_an_unknown_completion_fn_is_one_line_with_what_was_meant(fns, line, tmp_path):
+    """evals said only "Could not find CompletionFn/Solver in the registry with ID gpt-4o" (no key set,
+    so no endpoint lists the name)."""
+    proc = subprocess.run([cli("oaieval"), fns, "econarena.beauty_L", "--registry_path", str(REGISTRY)],
+                          env=base_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    said = [s for s in proc.stderr.splitlines() if not s.startswith("[")]
+    assert said == [line], said
+    assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())

@@ -59,3 +59,15 @@ def test_a_users_fn_that_records_nothing_still_leaves_one_event_per_call(tmp_pat
     assert_filed(log, 3)
     assert {c.data.get("recorded_by") for c in read_sessions(path).calls} == {"econarena"}
     assert REGISTRY.exists()
+
+
+def test_a_missing_seat_call_is_named_by_run_and_seat_counted_from_1(tmp_path):
+    """The problems a person reads count runs from 1, as seats, the prompts and the report do."""
+    log = oaieval("econarena/nash", "beauty_L", base_env(), tmp_path / "log.jsonl", "--max_samples", "1")
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    first_call = next(i for i, line in enumerate(lines) if '"type": "sampling"' in line
+                      and '"run": 0' in line and '"seat": 1,' in line)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:first_call] + lines[first_call + 1:]) + "\n", encoding="utf-8")
+    session = read_log(log.path).sessions[0]["session"]
+    assert filing_problems(cut) == [f"session {session}: 0 sampling events for run 1 seat 1"]

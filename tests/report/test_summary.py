@@ -1,7 +1,9 @@
 """econarena-summary: the report's selection rules, errored sessions in plain sight, --strict."""
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -131,3 +133,34 @@ def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_eco
     assert len(server.batch.created) == 14  # the second command sent nothing: one batch per wave of the set
     done = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
     assert "running" not in done.stdout and "a live run" not in done.stdout
+
+
+def plain_summary(folder, uid=None) -> subprocess.CompletedProcess:
+    """``econarena-summary`` with no folder named: its own entry point, with evals' shared folder
+    (/tmp/evallogs, read by everyone on the machine) at ``folder``, and, with ``uid``, run as
+    another user of the machine."""
+    as_user = f"os.getuid = lambda: {uid}; " if uid is not None else ""
+    code = (f"import os, sys; from pathlib import Path; {as_user}from econarena_evals.report import summary; "
+            f"summary.EVALS_LOGS = Path({str(folder)!r}); sys.argv[0] = 'econarena-summary'; sys.exit(summary.main())")
+    return subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.e2e
+def test_with_no_folder_named_it_reads_only_the_users_logs_and_says_which_folder(logs):
+    """It read everyone's /tmp/evallogs without a word: other people's rows mixed into one's own."""
+    mine = plain_summary(logs / "clean")
+    assert mine.returncode == 0, mine.stderr
+    said = mine.stderr.splitlines()[0]
+    assert said.startswith(f"econarena-summary: no folder named, so this reads your 2 log(s) in {logs / 'clean'}, "
+                           "where oaieval writes every run given no --record_path"), said
+    assert "econarena-summary runs/gpt-4" in said and "left out" not in said
+    assert len([line for line in mine.stdout.splitlines() if line.startswith("econarena/nash")]) == 2
+    # the same folder, read by another user of the machine: none of these logs are theirs
+    other = plain_summary(logs / "clean", uid=os.getuid() + 4242)
+    assert other.returncode == 1 and "econarena/nash" not in other.stdout
+    assert other.stderr.splitlines()[0].startswith(
+        f"econarena-summary: no folder named, so this reads your 0 log(s) in {logs / 'clean'}, 2 of other users "
+        "left out, where"), other.stderr
+    # named, the folder is read whole, whoever wrote it
+    named = summary(logs / "clean")
+    assert named.returncode == 0 and "no folder named" not in named.stderr

@@ -211,6 +211,24 @@ def test_plan_takes_a_limit_of_zero_as_no_limit():
     assert "at 100 requests/min and 0 tokens/min (0: no limit): at least 10.0 min" in proc.stdout
 
 
+@pytest.mark.e2e
+def test_plan_prices_the_completions_expected_beside_their_bound():
+    """It priced only the bound (every reply max_tokens long): 55.30 for a set that cost under 5."""
+    proc = run_cli([cli("econarena-plan"), "econarena/chat:llama3.1", "econarena", "--price-in", "2.5",
+                    "--price-out", "10"], base_env())
+    lines = proc.stdout.splitlines()
+    assert lines[-2].startswith("total: 5,000 seat calls (100 sessions); prompts ~1,640,540 tokens (counted by "
+                                "characters/4); completions reserve up to 5,120,000 tokens, ~750,000 expected (~150 "
+                                "a reply, typical of a model that explains its answer)"), lines
+    assert lines[-1] == ("cost: prompts ~4.10; completions ~7.50 expected (~150 a reply), at most 51.20 (if "
+                         "every reply used max_tokens); in all ~11.60 expected, at most 55.30; in the currency of "
+                         "the prices given")
+    # a max_tokens under a typical reply is what is expected of each
+    short = run_cli([cli("econarena-plan"), "llama3.1", "econarena.beauty_L", "--max_tokens", "64"], base_env())
+    assert short.stdout.rstrip().endswith("completions reserve up to 64,000 tokens, ~64,000 expected (64 a reply: "
+                                          "max_tokens, under a typical reply's ~150)"), short.stdout
+
+
 def test_completion_arg_domains_take_their_bounds_and_refuse_what_is_outside():
     from econarena_evals.fns.completion_args import check_values
 

@@ -93,11 +93,13 @@ def stop_and_resume(server: OpenAIServer, env: dict[str, str], eval_name: str, s
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     second = Path(shlex.split(line)[shlex.split(line).index("--record_path") + 1])
     plan_line = next((x for x in resumed.stderr.splitlines() if "econarena: plan:" in x), "")
+    sent_line = next((x for x in resumed.stderr.splitlines() if "this run sent" in x), "")
     return {
         "eval": eval_name, "stop": stop, "status": proc.returncode, "said": said, "stderr": err,
         "answered_first": server.answered(n0) - server.answered(n1), "answered_resume": server.answered(n1),
         "in_flight_at_stop": server.in_flight(stopped_at, n0, n1),
         "first_log": first, "second_log": second, "summary": summary.stdout, "plan_line": plan_line,
+        "sent_line": sent_line,
         "kept_calls": read_log(first).calls, "report": read_log(second).final_report, "resume_line": line,
     }
 
@@ -156,6 +158,10 @@ def test_a_stopped_run_resumes_without_paying_an_answered_call_twice(srv, refere
     # the plan line of the resume counts what is left
     assert f"{f['kept_calls']:,} seat calls kept from the log resumed from, " \
            f"{needed - f['kept_calls']:,} to send" in f["plan_line"]
+    # ... and its last line what it sent beside what its log holds (evals' token totals count the whole log)
+    assert f["sent_line"] == (f"econarena: {eval_name}.dev.v0: this run sent {f['answered_resume']:,} seat call(s); "
+                              f"its log holds {needed:,}, {f['kept_calls']:,} of them kept from "
+                              f"{f['first_log'].resolve()}")
     # econarena-summary on the stopped log: a row with its status, its counts and the resume command
     row = next(x for x in f["summary"].splitlines() if x.startswith("econarena/chat:gpt-4"))
     assert row.rstrip().endswith(WORD[stop]), f["summary"]
