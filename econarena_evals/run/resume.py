@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..games import read_prompt
+from ..integration.log_file import RESUME_ENV  # the one spelling: the log's opening reads it too
 from ..log.format import BATCH_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, player_metrics
 from ..log.jsonl import Reading, iter_rows
 from .conditions import condition_of, differences
 
-RESUME_ENV = "ECONARENA_RESUME"
 MARK = "resumed_from"  # the field a copied econarena_run / econarena_session / reused sampling event carries
 
 SessionResult = Optional[dict[str, dict[str, float]]]
