@@ -80,3 +80,107 @@ def test_a_resume_that_would_write_over_its_source_is_refused_and_the_log_kept(s
     # a new --record_path resumes it: nothing is paid again
     run_cli(oaieval(tmp_path / "new.jsonl", "--extra_eval_params", f"resume_from={log}"), env)
     assert len(srv.requests) == before
+
+
+# ---- scores are derived, never trusted ----
+
+def killed_and_forged(full: Path, dest: Path, finished: int, eas: float = 0.999) -> Path:
+    """The log of a run killed after ``finished`` sessions (a prefix of ``full``'s lines, as kill -9
+    leaves one), with every figure of those sessions' events forged to ``eas``."""
+    out, seen = [], 0
+    for row in rows(full):
+        if "final_report" in row:
+            break
+        if row.get("type") == "econarena_session":
+            row["data"].update({m: eas for m in METRICS})
+            seen += 1
+        out.append(row)
+        if seen == finished:
+            break
+    dest.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return dest
+
+
+def means(path: Path) -> dict[str, float]:
+    return {m: read_log(path).final_report[m] for m in METRICS}
+
+
+@pytest.mark.parametrize("via", ["resume_from", "ECONARENA_RESUME folder"])
+def test_forged_figures_in_a_resumed_log_are_named_and_never_shown_or_carried(srv, env, tmp_path, via):
+    full = tmp_path / "full" / "full.jsonl"
+    full.parent.mkdir()
+    run_cli(oaieval(full)[:-2] + ["--max_samples", "4"], env)
+    truth = means(full)
+    assert abs(truth["eas"] - 0.999) > 0.1
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    killed = killed_and_forged(full, shared / "killed.jsonl", finished=2)
+    assert filing_problems(killed), "a forged figure must be a filing problem"
+    resumed = tmp_path / "resumed.jsonl"
+    extra = ["--extra_eval_params", f"resume_from={killed}"] if via == "resume_from" else []
+    extra_env = {"ECONARENA_RESUME": str(shared)} if via != "resume_from" else {}
+    proc = run_cli(oaieval(resumed)[:-2] + ["--max_samples", "4"] + extra, env | extra_env)
+    assert "are not what their runs score" in proc.stderr
+    # the resumed run's report is the mean of the re-derived sessions: the uninterrupted run's
+    assert means(resumed) == truth
+    assert not filing_problems(resumed)
+    raw = [r["data"] for r in rows(resumed) if r.get("type") == "econarena_session"]
+    assert len(raw) == 4 and all(d["eas"] != 0.999 for d in raw)  # no forged figure carried into the new log
+    report_line = next(r["final_report"] for r in rows(resumed) if "final_report" in r)
+    assert report_line["eas"] == truth["eas"]
+    # the summary and the report of the killed log show what its runs score, and name the forgery
+    summary = run_cli([cli("econarena-summary"), str(killed)], env)
+    assert "0.999" not in summary.stdout.split("\n\n")[0] and "not what the runs score" in summary.stdout
+    derived_two = read_log(killed)
+    assert all(s["eas"] != 0.999 for s in derived_two.sessions) and len(derived_two.forged) == 2
+    run_cli([cli("econarena-report"), str(killed), "--out", str(tmp_path / "report")], env)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    shown = report["conditions"][0]["metrics"]["eas"]["mean"]
+    assert abs(shown - 0.999) > 0.1 and abs(shown - sum(s["eas"] for s in derived_two.sessions) / 2) < 1e-9
+    assert any("not what its runs score" in (n["why"] or "") for n in report["inputs"])
+    # a finished log with a forged mean: the derived one is shown, the forged one named
+    forged_report = tmp_path / "forged_report" / "log.jsonl"
+    forged_report.parent.mkdir()
+    forged_report.write_text("".join(json.dumps({**r, "final_report": {**r["final_report"], "eas": 0.999}}
+                                                if "final_report" in r else r) + "\n" for r in rows(full)))
+    summary = run_cli([cli("econarena-summary"), "--strict", str(forged_report)], env, returncode=1)
+    assert f"{truth['eas']:.3f}" in summary.stdout.splitlines()[2] and "0.999" in summary.stdout.split("!!")[1]
+    assert filing_problems(forged_report)
+
+
+OLD_LOGS = sorted((Path(__file__).parent / "fixtures" / "old_logs").glob("*.jsonl.gz"))
+
+
+def assert_rescores_to_what_it_logged(path: Path) -> None:
+    """The log's own lines (not the reader's derived view): every finished session's metrics and the
+    final report are what the scorer derives from its run events."""
+    log = read_log(path)
+    assert not log.forged, log.forged
+    per_session, report = log.rescore()
+    lines = rows(path)
+    logged_report = next(r["final_report"] for r in lines if "final_report" in r)
+    for key, value in report.items():
+        assert logged_report[key] == value, key
+    sessions = [r["data"] for r in lines if r.get("type") == "econarena_session"]
+    assert sessions
+    for event in sessions:
+        mine = per_session[event["session"]]
+        assert (mine is None) == bool(event["errored"])
+        for metric in METRICS:
+            if mine is not None:
+                assert event[metric] == mine[log.players[0]][metric]
+
+
+@pytest.mark.parametrize("gz", OLD_LOGS, ids=[p.name for p in OLD_LOGS])
+def test_an_old_log_reads_and_rescores_to_what_it_logged(gz, tmp_path):
+    import gzip
+    path = tmp_path / gz.name[: -len(".gz")]
+    path.write_bytes(gzip.decompress(gz.read_bytes()))
+    assert_rescores_to_what_it_logged(path)
+    assert not filing_problems(path)
+    summary = run_cli([cli("econarena-summary"), "--strict", str(path)], base_env())
+    eas = read_log(path).final_report["eas"]
+    assert f"{eas:.3f}" in summary.stdout.splitlines()[2]
+    run_cli([cli("econarena-report"), str(path), "--out", str(tmp_path / "report")], base_env())
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["conditions"][0]["metrics"]["eas"]["mean"] == eas

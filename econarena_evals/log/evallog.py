@@ -3,6 +3,11 @@
 Never raises on a bad file: what could not be read is reported in ``EvalLog.problems``. The lines
 come through the one bounded reader (``jsonl.iter_rows``); what each event holds is checked here
 before anything uses it, so a hand-edited log never crashes a tool.
+
+Figures are derived, never trusted: every finished session's metrics, and the final report's, are
+computed again from the run events by the scorer (``derive_figures``). A logged figure that differs
+is named in ``EvalLog.forged`` (and ``problems``) and replaced by the derived one, so no tool that
+reads a log through here shows or carries a figure the runs do not give.
 """
 from __future__ import annotations
 
@@ -28,9 +33,10 @@ from .format import (
     SESSION_EVENT,
     STOP_EVENT,
     final_report,
+    metric_fields,
     split_metric_key,
 )
-from .jsonl import NOT_AN_EVALS_LOG, Reading, iter_rows
+from .jsonl import NAMED_PROBLEMS, NOT_AN_EVALS_LOG, Reading, iter_rows
 
 
 @dataclass
@@ -53,6 +59,8 @@ class EvalLog:
     batches: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
+    # logged figures that are not what the runs score to (hand-edited, forged): named, never used
+    forged: list[str] = field(default_factory=list)
 
     @property
     def eval_name(self) -> str:
@@ -115,6 +123,80 @@ def rescore_events(run_events: Iterable[Mapping[str, Any]], players: Sequence[st
     eval recorded them, from a log's ``econarena_run`` events alone."""
     per_session = rescore_sessions(run_events, players, sessions)
     return per_session, final_report(list(per_session.values()), players)
+
+
+# Two figures are the same when they differ by float noise at most (the eval rounds to 12 decimals).
+SAME_FIGURE = 1e-9
+
+
+def _same_figure(logged: Any, derived: Any) -> bool:
+    if derived is None or logged is None:
+        return derived is None and logged is None
+    return _is_num(logged) and abs(float(logged) - float(derived)) <= SAME_FIGURE
+
+
+def _figure_text(x: Any) -> str:
+    return "null" if x is None else f"{x:.6g}" if _is_num(x) else repr(x)
+
+
+NOT_RESCORABLE = "its runs are not all in the log: its figures cannot be derived from them"
+
+
+def derive_figures(log: EvalLog, reading: Reading) -> None:
+    """Replace every logged figure by what the scorer derives from the run events: each finished
+    session's metrics (``metrics.rescore_sessions``) and the final report's means over them. A
+    logged figure that differs is named (``log.forged``); a session said to be finished whose runs
+    are not all in the log cannot be checked, so it counts as errored, and says why. A second
+    session event for one session is named and left out."""
+    players = log.players
+    sessions: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for event in log.sessions:
+        if event["session"] in seen:
+            reading.note(f"session {event['session']}: a second econarena_session event, left out")
+            continue
+        seen.add(event["session"])
+        sessions.append(dict(event))
+    per_session = rescore_sessions(log.runs, players, sessions=[s["session"] for s in sessions])
+    results: list[Optional[dict[str, Any]]] = []
+    for event in sessions:
+        logged = {k: v for k, v in event.items() if _metric_field(str(k))}
+        for key in logged:
+            del event[key]
+        if event.get("errored"):
+            event.update(metric_fields({}, players))
+            results.append(None)
+            continue
+        derived = per_session.get(event["session"])
+        if derived is None:
+            log.forged.append(f"session {event['session']}: the log says it finished, but {NOT_RESCORABLE}; "
+                              "counted as errored")
+            event.update(metric_fields({}, players), errored=True, error=f"not re-scorable: {NOT_RESCORABLE}")
+            results.append(None)
+            continue
+        fields = metric_fields(derived, players)
+        wrong = [k for k in dict.fromkeys(list(fields) + list(logged)) if not _same_figure(logged.get(k), fields.get(k))]
+        if wrong:
+            log.forged.append(f"session {event['session']}: logged " + ", ".join(
+                f"{k} {_figure_text(logged.get(k))}" for k in wrong[:3]) + (", ..." if len(wrong) > 3 else "")
+                + " are not what its runs score (" + ", ".join(f"{k} {_figure_text(fields.get(k))}" for k in wrong[:3])
+                + "): the derived figures are used")
+        event.update(fields)
+        results.append(derived)
+    log.sessions = sessions
+    if log.final_report is not None:
+        report = dict(log.final_report)
+        derived_report = final_report(results, players)
+        counts = ("sessions", "errored_sessions")
+        logged = {k: v for k, v in report.items() if _metric_field(str(k)) or k in counts}
+        wrong = [k for k in dict.fromkeys(list(derived_report) + list(logged))
+                 if not _same_figure(logged.get(k), derived_report.get(k))]
+        if wrong:
+            log.forged.append("the logged means " + ", ".join(f"{k} {_figure_text(logged.get(k))}" for k in wrong[:3])
+                              + (", ..." if len(wrong) > 3 else "") + " are not what its sessions score ("
+                              + ", ".join(f"{k} {_figure_text(derived_report.get(k))}" for k in wrong[:3])
+                              + "): the derived means are used")
+        log.final_report = {**{k: v for k, v in report.items() if k not in logged}, **derived_report}
 
 
 def _is_num(x: Any) -> bool:
@@ -336,8 +418,12 @@ def read_log(path: Path) -> EvalLog:
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
+    if not reading.mixed and not reading.refused:
+        derive_figures(log, reading)
     reading.finish()
-    log.problems = reading.problems
+    log.problems = reading.problems + log.forged[:NAMED_PROBLEMS] + (
+        [f"{len(log.forged) - NAMED_PROBLEMS} more logged figure(s) not what the runs score"]
+        if len(log.forged) > NAMED_PROBLEMS else [])
     log.run_ids = list(reading.run_ids)
     if reading.mixed:
         log.mixed = reading.mixed

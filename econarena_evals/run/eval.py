@@ -173,6 +173,11 @@ class EconArena(evals.Eval):
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
+                if plan.forged:  # named, and never carried: the copies hold what the runs score
+                    print(f"econarena: resume_from={self.resume_from}: the logged figures of {len(plan.forged)} finished "
+                          f"session(s) ({', '.join(plan.forged[:5])}{', ...' if len(plan.forged) > 5 else ''}) are not "
+                          "what their runs score; the figures derived from the runs are carried instead",
+                          file=sys.stderr, flush=True)
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
         edit_events(recorder, flat_usage)  # a usage evals can add up
