@@ -184,3 +184,46 @@ def test_an_old_log_reads_and_rescores_to_what_it_logged(gz, tmp_path):
     run_cli([cli("econarena-report"), str(path), "--out", str(tmp_path / "report")], base_env())
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert report["conditions"][0]["metrics"]["eas"]["mean"] == eas
+
+
+# ---- what the eval writes, the reader reads ----
+
+HUGE = 5790624381138623  # what SmolLM2-135M wrote under a grammar that did not bound the number
+
+
+def huge_in_run_one(text: str) -> str:
+    """The scripted player, but seat 5 of run 1 answers the 16-digit number a real model wrote."""
+    from econarena_evals.games import read_prompt
+    facts = read_prompt(text)
+    if facts.seat == 5 and facts.run == 2:
+        return json.dumps({"understanding": "u", "choice": HUGE, "reason": "r"})
+    return scripted(text)
+
+
+def test_a_sixteen_digit_answer_is_a_rule_break_the_reader_reads_back(tmp_path):
+    server = OpenAIServer(huge_in_run_one, models=("gpt-4",)).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        log = tmp_path / "huge.jsonl"
+        run_cli(oaieval(log, cell="econarena.auction_L"), env)
+    finally:
+        server.stop()
+    written = [r["data"] for r in rows(log) if r.get("type") == "econarena_run" and r["data"]["run"] == 1]
+    seats = [s for r in written for s in r["seats"] if s["action"] == HUGE]
+    assert len(seats) == 2 and not any(s["valid"] for s in seats)  # logged as the rule break it is
+    read = read_log(log)
+    assert not read.problems, read.problems
+    assert len(read.runs) == 20 and sum(s["action"] == HUGE for r in read.runs for s in r["seats"]) == 2
+    assert_rescores_to_what_it_logged(log)  # the finished sessions stay finished
+    assert not filing_problems(log)
+    run_cli([cli("econarena-report"), str(log), "--out", str(tmp_path / "report")], env)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["conditions"][0]["rule_break_rate"] == sum(
+        not s["valid"] for r in read.runs for s in r["seats"]) / 100
+    counts = next(iter(next(iter(report["rule_breaks"].values())).values()))
+    assert counts["seats"] == 100 and counts["out of range"] == sum(
+        not s["valid"] and s["action"] is not None for r in read.runs for s in r["seats"]) >= 2
+    # the writer's bound on a game's own numbers is the reader's: a cell past it is refused, not logged
+    proc = run_cli(oaieval(tmp_path / "big.jsonl", "--extra_eval_params", "prize=1e16", fn="econarena/nash"),
+                   base_env(), returncode=2)
+    assert "prize 1e+16 is past 1e+15, the most a log holds" in proc.stderr

@@ -11,12 +11,12 @@ reads a log through here shows or carries a figure the runs do not give.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
+from ..core.outcome import MAX_NUMBER, action_number, game_number
 from ..core.sessions import unique_names
 from ..fns.identity import from_spec, label, masked
 from ..games import get as get_game
@@ -203,17 +203,9 @@ def _is_num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-# Far past any range, value or payoff of a game, and far enough below float's range that sums of
-# them stay finite.
-MAX_NUMBER = 1e15
-
-
 def _number(x: Any) -> bool:
-    """A finite number as the eval writes one (an int past float's range is not)."""
-    try:
-        return _is_num(x) and math.isfinite(x) and abs(x) <= MAX_NUMBER
-    except OverflowError:
-        return False
+    """A game's number as the eval writes one: the writer's bound (``core.outcome``)."""
+    return game_number(x)
 
 
 def _index(x: Any, low: int = 0, high: int = 10**6) -> bool:
@@ -265,7 +257,7 @@ def run_event_problem(data: dict[str, Any]) -> Optional[str]:
     for i, seat in enumerate(seats, start=1):
         action = seat.get("action")
         if seat.get("seat") != i or not isinstance(seat.get("player"), str) or not isinstance(seat.get("valid"), bool) \
-                or not (_number(action) or (action is None and not seat["valid"])):
+                or not (action_number(action) or (action is None and not seat["valid"])):
             return f"seat {i}: seat, player, valid or action is not what the eval writes"
     numbers = [x for v in data.values() for x in (v if isinstance(v, list) else [v]) if _is_num(x)]
     if not all(_number(x) for x in numbers):
