@@ -227,3 +227,35 @@ def test_a_sixteen_digit_answer_is_a_rule_break_the_reader_reads_back(tmp_path):
     proc = run_cli(oaieval(tmp_path / "big.jsonl", "--extra_eval_params", "prize=1e16", fn="econarena/nash"),
                    base_env(), returncode=2)
     assert "prize 1e+16 is past 1e+15, the most a log holds" in proc.stderr
+
+
+# ---- only regular files are read ----
+
+def test_a_fifo_among_the_logs_is_skipped_in_one_line_by_every_reader(srv, env, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    run_cli(oaieval(folder / "a.jsonl"), env)
+    os.mkfifo(folder / "b.jsonl")  # nothing ever writes it: any open for reading would wait for ever
+    summary = run_cli([cli("econarena-summary"), str(folder)], env, timeout=60)
+    assert "b.jsonl: skipped: a FIFO, not a log: skipped unread" in summary.stderr
+    assert summary.stdout.startswith("player")
+    run_cli([cli("econarena-report"), str(folder), "--out", str(tmp_path / "report")], env, timeout=120)
+    inputs = json.loads((tmp_path / "report" / "report.json").read_text())["inputs"]
+    assert {n["file"].rsplit("/", 1)[1]: n["status"] for n in inputs} == {"a.jsonl": "used", "b.jsonl": "skipped"}
+    # a resume from the folder takes the log and passes the FIFO over; one named by resume_from is refused
+    before = len(srv.requests)
+    run_cli(oaieval(tmp_path / "resumed.jsonl", "--extra_eval_params", f"resume_from={folder}"), env, timeout=120)
+    assert len(srv.requests) == before
+    proc = run_cli(oaieval(tmp_path / "r2.jsonl", "--extra_eval_params", f"resume_from={folder / 'b.jsonl'}"), env,
+                   timeout=60, returncode=2)
+    assert "is a FIFO, not a log" in proc.stderr
+    proc = run_cli(oaieval(folder / "b.jsonl"), env, timeout=60, returncode=2)  # as a --record_path
+    assert "is not a regular file" in proc.stderr
+    # econarena-run: a FIFO where its log would go is passed over, and the log written beside it
+    out = tmp_path / "out"
+    (out / "econarena_nash").mkdir(parents=True)
+    os.mkfifo(out / "econarena_nash" / "econarena.beauty_L.jsonl")
+    run = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "1"],
+                  base_env(), timeout=300)
+    assert "econarena.beauty_L.jsonl is a FIFO, not a log: skipped unread" in run.stderr
+    assert read_log(out / "econarena_nash" / "econarena.beauty_L.resumed.jsonl").final_report["sessions"] == 1

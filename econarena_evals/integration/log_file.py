@@ -87,13 +87,15 @@ def source_problem(log_path: Any, source: Optional[str]) -> Optional[str]:
     source is a folder, any of the logs in it (a resume from a folder reads each of them). A record
     path that does not exist yet, or an empty file, loses nothing."""
     path = os.fspath(log_path)
-    if not source or "://" in path:
+    if "://" in path:
         return None
     try:
         mine = os.stat(path)
     except OSError:
         return None  # no file there yet: nothing to lose
-    if not stat.S_ISREG(mine.st_mode) or mine.st_size == 0:
+    if not stat.S_ISREG(mine.st_mode) and not stat.S_ISDIR(mine.st_mode):  # a FIFO would block the open for ever
+        return f"--record_path {path} is not a regular file (a FIFO, a socket or a device): give the log a file's path"
+    if not source or mine.st_size == 0:
         return None
     src = os.path.expanduser(source)
     try:
@@ -129,11 +131,13 @@ def being_written(path: Any) -> bool:
     real = os.path.realpath(os.fspath(path))
     if real in HELD_LOGS:
         return False
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC)
+    try:  # never blocks: a FIFO with no writer would block a plain open for ever
+        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         fcntl.flock(fd, fcntl.LOCK_UN)
         return False

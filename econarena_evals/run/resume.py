@@ -27,7 +27,7 @@ from ..games import read_prompt
 from ..integration.log_file import RESUME_ENV  # the one spelling: the log's opening reads it too
 from ..log.evallog import SAME_FIGURE
 from ..log.format import BATCH_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, metric_fields, player_metrics, split_metric_key
-from ..log.jsonl import Reading, iter_rows
+from ..log.jsonl import Reading, iter_rows, not_regular
 from ..score.metrics import METRICS, rescore_sessions
 from .conditions import condition_of, differences
 
@@ -137,7 +137,11 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
             f"resume_from={path} is this run's own --record_path: the earlier log was overwritten when "
             "this run started. Resume into a new log (a different --record_path).")
     if not source.is_file():
-        raise ResumeRefused(f"resume_from={path}: no such log file")
+        try:
+            what = not_regular(os.stat(source).st_mode)
+        except OSError:
+            what = None
+        raise ResumeRefused(f"resume_from={path} is {what}, not a log" if what else f"resume_from={path}: no such log file")
     spec, rows, torn = read_rows(source)
     if not spec:
         raise ResumeRefused(f"resume_from={path}: no run spec line, not an evals log")

@@ -30,6 +30,7 @@ from typing import Optional, Sequence
 
 from ..core.closest import closest
 from ..log.evallog import RUNNING, EvalLog, read_log, status_of
+from ..log.jsonl import not_regular
 from . import exit_status
 from .evalset import known_sets, members
 from .resume import RESUME_ENV
@@ -44,6 +45,14 @@ def logs_of(out: Path, fn: str, eval_name: str, most: int = 100) -> list[Path]:
     folder = out / fn.replace("/", "_")
     return [folder / f"{eval_name}.jsonl", folder / f"{eval_name}.resumed.jsonl"] + [
         folder / f"{eval_name}.resumed-{n}.jsonl" for n in range(2, most)]
+
+
+def _not_a_file(path: Path) -> Optional[str]:
+    """What ``path`` is when it is no regular file (a FIFO, a socket, a device), looked at without opening it."""
+    try:
+        return not_regular(os.stat(path).st_mode)
+    except OSError:
+        return "a dangling link"
 
 
 def paid_for(log: EvalLog) -> bool:
@@ -98,9 +107,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     worst = 0
     for i, eval_name in enumerate(evals, 1):
         logs = logs_of(opts.out, opts.fn, eval_name)
-        latest = next((p for p in reversed(logs) if p.exists()), None)
-        state = read_log(latest) if latest is not None else None
         say = f"econarena-run: [{i}/{len(evals)}] {eval_name}:"
+        present = [p for p in logs if os.path.lexists(p)]
+        odd = {p: what for p in present if (what := _not_a_file(p))}
+        for p, what in odd.items():  # a FIFO would block a read or a write for ever
+            print(f"{say} {p} is {what}, not a log: skipped unread, and no log is written there", file=sys.stderr)
+        latest = next((p for p in reversed(present) if p not in odd), None)
+        free = next(p for p in logs if not os.path.lexists(p))
+        state = read_log(latest) if latest is not None else None
         if state is not None and status_of(state) == "finished":
             print(f"{say} kept {latest} (finished; delete it to run that eval again)", file=sys.stderr)
             continue
@@ -110,9 +124,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return exit_status.REFUSED
         env = dict(os.environ)
         if state is None or not paid_for(state):
-            target = latest or logs[0]  # nothing answered in it: nothing to lose by writing it again
+            target = latest or free  # nothing answered in it: nothing to lose by writing it again
         else:  # answered calls in it: resume, so none is paid twice (docs/reliability.md, "Resuming")
-            target = next(p for p in logs if not p.exists())
+            target = free
             env[RESUME_ENV] = str(latest)
             print(f"{say} {latest} is {status_of(state)}: resuming from it", file=sys.stderr)
         target.parent.mkdir(parents=True, exist_ok=True)
