@@ -930,7 +930,8 @@ class OpenAIServer:
                             n, server.posts = server.posts, server.posts + 1
                         status, payload, extra = server.answer(n, payload)
                         limit_headers = {**limit_headers, **extra}
-                    raw = json.dumps(payload).encode()
+                    # bytes: a body exactly as given (JSON no encoder writes, such as a 1e400 count)
+                    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                     if status == 200 and fault != "truncated":
                         record["answered"] = True  # a whole answer went out: a paid call

@@ -259,3 +259,40 @@ def test_a_fifo_among_the_logs_is_skipped_in_one_line_by_every_reader(srv, env, 
                   base_env(), timeout=300)
     assert "econarena.beauty_L.jsonl is a FIFO, not a log: skipped unread" in run.stderr
     assert read_log(out / "econarena_nash" / "econarena.beauty_L.resumed.jsonl").final_report["sessions"] == 1
+
+
+# ---- a reply is kept whatever its usage says ----
+
+BAD_COUNTS = (b"Infinity", b"NaN", b"1e400", b"-3", b"12.5")
+
+
+def usage_not_a_count(n: int, payload: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    """Every reply's prompt_tokens is something no count is: Infinity, NaN, 1e400, ..., in turn."""
+    marker = 987654321
+    payload = {**payload, "usage": {**payload["usage"], "prompt_tokens": marker}}
+    return 200, json.dumps(payload).encode().replace(str(marker).encode(), BAD_COUNTS[n % len(BAD_COUNTS)]), {}
+
+
+def test_a_reply_whose_usage_is_no_count_is_recorded_and_scored(tmp_path):
+    server = OpenAIServer(scripted, models=("gpt-4",), answer=usage_not_a_count).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        for fn in ("econarena/chat:gpt-4", "gpt-4"):  # ours, and evals' own fn
+            log = tmp_path / f"{fn.replace('/', '_')}.jsonl"
+            before = server.answered()
+            proc = run_cli(oaieval(log, fn=fn), env)
+            assert server.answered() - before == CALLS  # nothing sent twice
+            read = read_log(log)
+            assert read.final_report["sessions"] == 2 and read.final_report["errored_sessions"] == 0, proc.stderr[-2000:]
+            sampling = [r["data"] for r in rows(log) if r.get("type") == "sampling"]
+            assert len(sampling) == CALLS
+            assert all("prompt_tokens" not in d["usage"] or d["usage"]["prompt_tokens"] == 0 for d in sampling)
+            assert all(d["usage"]["completion_tokens"] > 0 for d in sampling)
+            noted = [d["usage_note"] for d in sampling if "usage_note" in d]
+            assert len(noted) == CALLS and all(n.startswith("not a token count, recorded as missing: prompt_tokens=")
+                                               for n in noted)
+            assert_rescores_to_what_it_logged(log)
+            summary = run_cli([cli("econarena-summary"), str(log)], env)
+            assert "tokens used" in summary.stdout
+    finally:
+        server.stop()

@@ -30,7 +30,7 @@ from ..calls.errors import NotACompletion, RetryNow
 from ..calls.lanes import observe_response_headers
 from .completion_args import check_values, decode_args, typed_options
 from .reply_bytes import http_client as reply_bytes_client
-from .usage import flatten_usage
+from .usage import usage_fields
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
 REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)([-.].*)?$")
@@ -279,8 +279,7 @@ class ChatCompletionFn(CompletionFn):
         """The reply of a parsed chat completion, recorded as a ``sampling`` event: the same whether
         the response came by a request of its own or from a batch's output file."""
         text, finish = reply_of(response)
-        usage = flatten_usage(response.usage) if getattr(response, "usage", None) is not None else None
-        extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
+        extra: dict[str, Any] = usage_fields(response.usage) if getattr(response, "usage", None) is not None else {}
         extra["finish_reason"] = finish
         model = getattr(response, "model", None)
         if model and model != self.model:
