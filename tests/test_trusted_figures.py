@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +298,46 @@ def test_a_reply_whose_usage_is_no_count_is_recorded_and_scored(tmp_path):
             assert "tokens used" in summary.stdout
     finally:
         server.stop()
+
+
+# ---- any number of signals is one clean stop ----
+
+WORDS = {143: "terminated", 130: "interrupted", 129: "hung up"}
+
+
+# (signals, seconds between two): the stop path is a few milliseconds long; a signal that landed in
+# it raised there (a traceback, exit 1, no stop event, no resume command)
+BURSTS = {"two SIGTERMs 2 ms apart": ((signal.SIGTERM,) * 2, 0.002),
+          "two SIGTERMs 10 ms apart": ((signal.SIGTERM,) * 2, 0.01),
+          "mixed, 3 ms apart": ((signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGINT, signal.SIGTERM), 0.003),
+          "sixty SIGTERMs over 0.3 s": ((signal.SIGTERM,) * 60, 0.005)}
+
+
+@pytest.mark.parametrize("burst,gap", BURSTS.values(), ids=list(BURSTS))
+def test_signals_in_a_burst_while_calls_wait_on_the_pace_are_one_clean_stop(tmp_path, burst, gap):
+    from openai_server import RateLimiter
+    server = OpenAIServer(scripted, models=("gpt-4",), limiter=RateLimiter(rpm=240)).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        log = tmp_path / "paced.jsonl"
+        proc = subprocess.Popen(oaieval(log), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while server.answered() < 8 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before the pace held any call"
+        for sig in burst:
+            if proc.poll() is None:
+                os.kill(proc.pid, sig)
+                time.sleep(gap)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        server.stop()
+    # the stop is the first signal handled (signals pending at once are handled in the order of their numbers)
+    assert proc.returncode in {128 + int(sig) for sig in burst}, err[-3000:]
+    assert "Traceback" not in err
+    said = [line for line in err.splitlines() if line.startswith("econarena: stopped")]
+    assert len(said) == 1 and "answered seat call(s) are kept in" in said[0], err[-3000:]
+    assert any("resume_from=" in line for line in err.splitlines())
+    stops = [r for r in rows(log) if r.get("type") == "econarena_stop"]
+    assert len(stops) == 1 and stops[0]["data"]["stopped"] == WORDS[proc.returncode]
+    assert read_log(log).calls >= stops[0]["data"]["calls"] > 0  # a call the wait let end is kept too

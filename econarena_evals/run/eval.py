@@ -225,9 +225,12 @@ class EconArena(evals.Eval):
             word, code, said = exit_status.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
             try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
+                exit_status.grace(True)
                 wait_in_flight(STOP_GRACE_S)
             except KeyboardInterrupt:  # pressed again: leave now
                 pass
+            finally:
+                exit_status.grace(False)  # any further signal is passed over: the stop is one
             self._record_stop(recorder, word, f"{word} ({said})")
             self._say_running_batches()
             hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
