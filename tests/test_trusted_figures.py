@@ -255,12 +255,14 @@ def test_a_fifo_among_the_logs_is_skipped_in_one_line_by_every_reader(srv, env, 
     assert "is not a regular file" in proc.stderr
     # econarena-run: a FIFO where its log would go is passed over, and the log written beside it
     out = tmp_path / "out"
-    (out / "econarena_nash").mkdir(parents=True)
-    os.mkfifo(out / "econarena_nash" / "econarena.beauty_L.jsonl")
-    run = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "1"],
-                  base_env(), timeout=300)
+    args = [cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "1"]
+    run_cli(args + ["--seed", "1"], base_env(), timeout=300)
+    [folder] = out.glob("econarena_nash-*")
+    os.rename(folder / "econarena.beauty_L.jsonl", folder / "moved.jsonl.old")
+    os.mkfifo(folder / "econarena.beauty_L.jsonl")
+    run = run_cli(args + ["--seed", "1"], base_env(), timeout=300)
     assert "econarena.beauty_L.jsonl is a FIFO, not a log: skipped unread" in run.stderr
-    assert read_log(out / "econarena_nash" / "econarena.beauty_L.resumed.jsonl").final_report["sessions"] == 1
+    assert read_log(folder / "econarena.beauty_L.resumed.jsonl").final_report["sessions"] == 1
 
 
 # ---- a reply is kept whatever its usage says ----
@@ -341,3 +343,60 @@ def test_signals_in_a_burst_while_calls_wait_on_the_pace_are_one_clean_stop(tmp_
     stops = [r for r in rows(log) if r.get("type") == "econarena_stop"]
     assert len(stops) == 1 and stops[0]["data"]["stopped"] == WORDS[proc.returncode]
     assert read_log(log).calls >= stops[0]["data"]["calls"] > 0  # a call the wait let end is kept too
+
+
+# ---- econarena-run: one folder per condition ----
+
+def summary_rows(stdout: str) -> list[str]:
+    return [line for line in stdout.split("\n\n")[0].splitlines()[2:] if not line.startswith("mean [")]
+
+
+def test_two_conditions_into_one_out_are_two_results(tmp_path):
+    other = OpenAIServer(scripted, models=("gpt-4", "org/model-a", "org_model-a")).start()
+    server = OpenAIServer(scripted, models=("gpt-4", "org/model-a", "org_model-a")).start()
+    try:
+        out = tmp_path / "out"
+
+        def run(fn: str, *extra: str, base: str = server.base_url) -> subprocess.CompletedProcess:
+            env = base_env() | {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "sk-local"}
+            return run_cli([cli("econarena-run"), fn, "econarena", "--out", str(out), *extra], env, timeout=600)
+
+        first = run("econarena/chat:gpt-4", "--max_samples", "1")
+        assert ": kept " not in first.stderr
+        runs = [("econarena/chat:gpt-4", "--max_samples", "1", "--completion_args", "max_tokens=300"),
+                ("econarena/chat:gpt-4", "--max_samples", "2")]
+        for args in runs:
+            proc = run(*args)
+            assert ": kept " not in proc.stderr and proc.stderr.count(" --record_path ") == 5  # never run: no more
+        before = other.answered()
+        proc = run("econarena/chat:gpt-4", "--max_samples", "1", base=other.base_url)  # another endpoint
+        assert ": kept " not in proc.stderr and other.answered() - before == 5 * 50
+        run("econarena/chat:org/model-a", "--max_samples", "1")
+        run("econarena/chat:org_model-a", "--max_samples", "1")
+        folders = sorted(p for p in out.iterdir() if p.is_dir())
+        assert len(folders) == 6  # one per condition
+        stated = [json.loads((f / "condition.json").read_text()) for f in folders]
+        assert sorted(s["fn"] for s in stated).count("econarena/chat:gpt-4") == 4
+        assert {s["fn"] for s in stated} >= {"econarena/chat:org/model-a", "econarena/chat:org_model-a"}
+        assert all("sk-local" not in (f / "condition.json").read_text() for f in folders)
+        assert all(len(list(f.glob("*.jsonl"))) == 5 for f in folders)
+        # the same command again keeps what each condition finished
+        again = run("econarena/chat:gpt-4", "--max_samples", "1", "--completion_args", "max_tokens=300")
+        assert again.stderr.count(": kept ") == 5
+        # the summary of the --out shows every result: 6 conditions x 5 cells
+        summary = run_cli([cli("econarena-summary"), str(out)], base_env())
+        assert len(summary_rows(summary.stdout)) == 6 * 5, summary.stdout
+        assert "superseded" not in summary.stderr
+    finally:
+        server.stop()
+        other.stop()
+
+
+def test_logs_laid_out_by_an_earlier_version_are_not_taken_for_this_condition(tmp_path):
+    old = tmp_path / "econarena_nash"
+    old.mkdir()
+    run_cli(oaieval(old / "econarena.beauty_L.jsonl", fn="econarena/nash"), base_env())
+    proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(tmp_path), "--max_samples", "2"],
+                   base_env(), returncode=2)
+    assert len(proc.stderr.strip().splitlines()) == 1 and "move them into" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["econarena_nash"]
