@@ -400,3 +400,88 @@ def test_logs_laid_out_by_an_earlier_version_are_not_taken_for_this_condition(tm
                    base_env(), returncode=2)
     assert len(proc.stderr.strip().splitlines()) == 1 and "move them into" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["econarena_nash"]
+
+
+# ---- replies have a size limit ----
+
+def gzip_bomb(inflated: int = 2**30) -> bytes:
+    """A gzip body of about 1 MB that inflates to ``inflated`` bytes (zeros), made a MiB at a time."""
+    import zlib
+    packer, zeros, out = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS), bytes(2**20), []
+    for _ in range(inflated // 2**20):
+        out.append(packer.compress(zeros))
+    out.append(packer.flush())
+    return b"".join(out)
+
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    return gzip_bomb()
+
+
+def test_a_gzip_bomb_is_given_up_on_at_the_limit_as_the_endpoint_s_failure(bomb, tmp_path):
+    server = OpenAIServer(scripted, models=("gpt-4",),
+                          answer=lambda n, payload: (200, bomb, {"Content-Encoding": "gzip"})).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        log = tmp_path / "bomb.jsonl"
+        proc = run_cli(oaieval(log, "--extra_eval_params", "max_attempts=2", fn="econarena/chat:gpt-4")[:-2]
+                       + ["--max_samples", "1", "--extra_eval_params", "max_attempts=2"], env,
+                       returncode=3, timeout=300)
+        assert len(bomb) < 2 * 2**20
+    finally:
+        server.stop()
+    assert "MemoryError" not in proc.stderr and "Traceback" not in proc.stderr
+    errors = [s["error"] for s in read_log(log).sessions]
+    assert errors and all("inflates past 4 MiB" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("limit,kept", [(None, False), ("8", True)], ids=["default 4 MiB", "max_reply_mib=8"])
+def test_a_reply_past_the_limit_fails_and_one_within_it_is_scored(tmp_path, limit, kept):
+    from openai_server import with_reply
+    big = "x" * (5 * 2**20)  # 5 MiB of prose: a rule break, when read
+    server = OpenAIServer(scripted, models=("gpt-4",), answer=lambda n, payload: (200, with_reply(payload, big), {})
+                          ).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        log = tmp_path / "big.jsonl"
+        extra = ["--completion_args", f"max_reply_mib={limit}"] if limit else []
+        run_cli([cli("oaieval"), "econarena/chat:gpt-4", CELL, "--registry_path", str(REGISTRY), "--record_path",
+                 str(log), "--max_samples", "1", "--extra_eval_params", "max_attempts=1", *extra], env,
+                returncode=0 if kept else 3, timeout=300)
+    finally:
+        server.stop()
+    read = read_log(log)
+    if kept:
+        assert read.final_report["rule_following"] == 0 and read.final_report["errored_sessions"] == 0
+        sampling = [r["data"] for r in rows(log) if r.get("type") == "sampling"]
+        assert len(sampling) == 50 and all(d["sampled_full_chars"] == [len(big)] for d in sampling)
+        assert_rescores_to_what_it_logged(log)
+    else:
+        assert "past 4 MiB" in read.sessions[0]["error"] and read.calls == 0
+
+
+# ---- redirects stay on their origin ----
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_redirect_to_another_host_is_not_followed_and_no_header_goes_there(tmp_path, status):
+    elsewhere = OpenAIServer(lambda _: json.dumps({"choice": 0}), models=("gpt-4",)).start()
+    target = elsewhere.base_url + "/chat/completions"
+    server = OpenAIServer(scripted, models=("gpt-4",),
+                          answer=lambda n, payload: (status, payload, {"Location": target})).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
+        log = tmp_path / "redirected.jsonl"
+        proc = run_cli([cli("oaieval"), "econarena/chat:gpt-4", CELL, "--registry_path", str(REGISTRY),
+                        "--record_path", str(log), "--max_samples", "1", "--extra_eval_params", "max_attempts=1",
+                        "--completion_args", 'extra_headers={"x-api-key": "secret-header-value"}'], env,
+                       returncode=3, timeout=300)
+    finally:
+        server.stop()
+        elsewhere.stop()
+    assert elsewhere.requests == []  # nothing, no header, ever reached the other host
+    said = [line for line in proc.stderr.splitlines() if "redirected a request to another host" in line]
+    assert len(said) == 1 and elsewhere.base_url.split("//")[1].split("/")[0] in said[0]
+    read = read_log(log)
+    assert read.calls == 0 and all(s["errored"] for s in read.sessions)  # no reply of that host was scored
+    assert "secret-header-value" not in proc.stderr + log.read_text()

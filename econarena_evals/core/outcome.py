@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-
 # The numbers a run event holds, bounded once for the eval that writes them and the reader that
 # takes them back (``log.evallog``):
 # - a game's own numbers (ranges, values, prizes, assets, fees, payoffs) stay within MAX_NUMBER: a

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional
 
-
 # a sampling event's note on usage fields that were no count (recorded as missing, the reply kept)
 USAGE_NOTE = "usage_note"
 

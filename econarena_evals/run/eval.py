@@ -24,7 +24,7 @@ from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion
 from ..calls.state import RUN, stop_run, wait_in_flight
-from ..core.answers import parse_choice
+from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
@@ -515,7 +515,7 @@ class EconArena(evals.Eval):
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
             durable()
             self._count_kept(calls=1)
-            return text
+            return what_scores(text)  # held until the run is scored: no more of it than the score reads
 
         return call
 

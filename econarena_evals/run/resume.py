@@ -26,7 +26,15 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from ..games import read_prompt
 from ..integration.log_file import RESUME_ENV  # the one spelling: the log's opening reads it too
 from ..log.evallog import SAME_FIGURE
-from ..log.format import BATCH_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, metric_fields, player_metrics, split_metric_key
+from ..log.format import (
+    BATCH_EVENT,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    metric_fields,
+    player_metrics,
+    split_metric_key,
+)
 from ..log.jsonl import Reading, iter_rows, not_regular
 from ..score.metrics import METRICS, rescore_sessions
 from .conditions import condition_of, differences
