@@ -1,10 +1,12 @@
 """What one huge or odd reply costs: log size and peak memory of the real ``oaieval``.
 
-    python bench/replies.py [--mb 10] [--sessions 1,2] [--root DIR]
+    python bench/replies.py [--mb 10] [--max-reply-mib 16] [--sessions 1,2] [--root DIR]
 
 A local OpenAI-compatible server answers every seat call of ``beauty_L`` with a reply of ``--mb``
-million characters (no answer in it: a rule break), then with a reply holding a lone surrogate
-(``"\\ud800"``, valid JSON). For each number of sessions it runs ``econarena/chat:gpt-4`` and prints
+million characters (no answer in it: a rule break; sent with ``--completion_args max_reply_mib=N``
+when ``--max-reply-mib`` is given, as the default limit of 4 MiB refuses it), then with a reply
+holding a lone surrogate (``"\\ud800"``, valid JSON), then with a gzip body of about 1 MB that
+inflates to 1 GB (given up on at the limit: every session errors, and the figure is the memory). For each number of sessions it runs ``econarena/chat:gpt-4`` and prints
 the exit status, the log's size, the peak RSS of ``oaieval``, the wall time, and the
 ``sampling`` events per (run, seat) of the finished sessions and the filing problems, which must be
 one and none. The log stores at most 65,536 characters of a reply (docs/contract.md §8).
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +34,8 @@ from econarena_evals.log.filing import filing_problems  # noqa: E402
 from openai_server import OpenAIServer, with_reply  # noqa: E402
 
 
-def run(server: OpenAIServer, sessions: int, tmp: str, root: Path) -> tuple[int, float, float, float, str]:
+def run(server: OpenAIServer, sessions: int, tmp: str, root: Path,
+        extra: tuple[str, ...] = ()) -> tuple[int, float, float, float, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
     env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-local", EVALS_SHOW_EVAL_PROGRESS="",
                PYTHONPATH=str(root))
@@ -43,7 +47,7 @@ def run(server: OpenAIServer, sessions: int, tmp: str, root: Path) -> tuple[int,
         # this process would inherit, in ru_maxrss, what the server here held at the fork.
         proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(rss), str(Path(sys.executable).parent / "oaieval"),
                                "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(root / "registry"),
-                               "--record_path", str(log), "--max_samples", str(sessions)], env=env,
+                               "--record_path", str(log), "--max_samples", str(sessions), *extra], env=env,
                               stdout=subprocess.DEVNULL, stderr=err)
         wall = time.perf_counter() - start
         err.seek(0)
@@ -62,23 +66,35 @@ def run(server: OpenAIServer, sessions: int, tmp: str, root: Path) -> tuple[int,
     return code, size_mb, rss_mb, wall, filed + ("" if code == 0 else f"; {tail}")
 
 
+def gzip_bomb(inflated: int = 2**30) -> bytes:
+    """A gzip body of about 1 MB that inflates to ``inflated`` bytes of zeros, made a MiB at a time."""
+    packer, zeros = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS), bytes(2**20)
+    return b"".join([packer.compress(zeros) for _ in range(inflated // 2**20)] + [packer.flush()])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=10.0)
     parser.add_argument("--sessions", default="1,2")
+    parser.add_argument("--max-reply-mib", type=float, default=None,
+                        help="econarena/chat's max_reply_mib for the big reply (the default 4 MiB refuses 10 MB)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose code runs (another branch, to compare)")
     opts = parser.parse_args()
     big = "x" * int(opts.mb * 1e6)
-    cases = {f"{opts.mb:g} MB reply": big, "lone surrogate": '{"choice": 1}\ud800'}
-    print(f"{'reply':<16} {'sessions':>8} {'exit':>4} {'log MB':>8} {'peak RSS MB':>11} {'wall s':>7}  filing")
-    for name, reply in cases.items():
-        server = OpenAIServer(lambda _: "", models=("gpt-4",),
-                              answer=lambda n, payload, reply=reply: (200, with_reply(payload, reply), {})).start()
+    limit = ("--completion_args", f"max_reply_mib={opts.max_reply_mib:g}") if opts.max_reply_mib else ()
+    bomb = gzip_bomb()
+    cases = {f"{opts.mb:g} MB reply": (lambda n, payload: (200, with_reply(payload, big), {}), limit),
+             "lone surrogate": (lambda n, payload: (200, with_reply(payload, '{"choice": 1}\ud800'), {}), ()),
+             f"gzip {len(bomb) / 1e6:.1f} MB->1 GB": (lambda n, payload: (200, bomb, {"Content-Encoding": "gzip"}),
+                                                      ("--extra_eval_params", "max_attempts=2"))}
+    print(f"{'reply':<20} {'sessions':>8} {'exit':>4} {'log MB':>8} {'peak RSS MB':>11} {'wall s':>7}  filing")
+    for name, (answer, extra) in cases.items():
+        server = OpenAIServer(lambda _: "", models=("gpt-4",), answer=answer).start()
         try:
             for sessions in (int(s) for s in opts.sessions.split(",")):
                 with tempfile.TemporaryDirectory() as tmp:
-                    code, size_mb, rss_mb, wall, filed = run(server, sessions, tmp, opts.root)
-                print(f"{name:<16} {sessions:>8} {code:>4} {size_mb:>8.1f} {rss_mb:>11.0f} {wall:>7.1f}  {filed}")
+                    code, size_mb, rss_mb, wall, filed = run(server, sessions, tmp, opts.root, extra)
+                print(f"{name:<20} {sessions:>8} {code:>4} {size_mb:>8.1f} {rss_mb:>11.0f} {wall:>7.1f}  {filed}")
         finally:
             server.stop()
 

@@ -16,6 +16,7 @@ import json
 import math
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +37,13 @@ def with_reply(payload: dict[str, Any], text: Any) -> dict[str, Any]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # hundreds of seat calls connect at once; the default backlog is 5
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-answer (a reply it gave up on at its size limit, a stopped run)
+        is no server error: not printed. Anything else is, as socketserver prints it."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def is_reasoning_name(model: str) -> bool:
@@ -987,7 +995,8 @@ class OpenAIServer:
                             n, server.posts = server.posts, server.posts + 1
                         status, payload, extra = server.answer(n, payload)
                         limit_headers = {**limit_headers, **extra}
-                    raw = json.dumps(payload).encode()
+                    # bytes: a body exactly as given (JSON no encoder writes, such as a 1e400 count)
+                    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                     self._send_raw(status, raw[: len(raw) // 2] if fault == "truncated" else raw, limit_headers)
                     if status == 200 and fault != "truncated":
                         record["answered"] = True  # a whole answer went out: a paid call

@@ -33,7 +33,9 @@ def sampling_events(log: EvalLog) -> list[dict]:
 
 def assert_rescores(log: EvalLog) -> None:
     """Session metrics and the final report, recomputed from run events alone, match the log; and
-    every finished session's seat calls are filed under it, one per (run, seat)."""
+    every finished session's seat calls are filed under it, one per (run, seat). (The reader derives
+    every figure from the run events and names each logged one that differs in ``forged``.)"""
+    assert log.forged == []
     assert filing_problems(log.path) == []
     per_session, report = log.rescore()
     assert log.final_report is not None

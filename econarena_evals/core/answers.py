@@ -94,6 +94,17 @@ def answer_object(text: Any) -> Optional[dict[str, Any]]:
     return None
 
 
+def what_scores(text: Any) -> Any:
+    """A reply cut to what its score reads: a short one as it is; a long one (past
+    ``MAX_ANSWER_CHARS``) as the answer it gives, ``{"choice": ...}``, or ``""`` when it gives none.
+    ``parse_choice`` reads both alike, so an eval can hold this instead of megabytes until it scores
+    the run."""
+    if not isinstance(text, str) or len(text) <= MAX_ANSWER_CHARS:
+        return text
+    obj = answer_object(text)
+    return "" if obj is None else json.dumps({"choice": obj["choice"]})
+
+
 def parse_choice(text: Any) -> Optional[float]:
     """The ``choice`` of the last top-level JSON object that has one, as a float; None if none.
 

@@ -10,6 +10,31 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+# The numbers a run event holds, bounded once for the eval that writes them and the reader that
+# takes them back (``log.evallog``):
+# - a game's own numbers (ranges, values, prizes, assets, fees, payoffs) stay within MAX_NUMBER: a
+#   cell whose parameters pass it is refused before any call (``games.check_cell``), and the reader
+#   takes back every number within it; so sums of them stay finite;
+# - a seat's action is the model's number as parsed, valid or not, and a rule break may be any
+#   finite number (a real model wrote "choice": 5790624381138623): written as parsed, read back as
+#   written. JSON writes and reads every finite float exactly.
+MAX_NUMBER = 1e15
+
+
+def game_number(x: Any) -> bool:
+    """A number a game writes into a run event: finite and within ``MAX_NUMBER``."""
+    return action_number(x) and abs(x) <= MAX_NUMBER
+
+
+def action_number(x: Any) -> bool:
+    """A seat's action as the eval writes it: any finite number (an int past float's range is not)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
 
 @dataclass(frozen=True)
 class SeatOutcome:
@@ -25,7 +50,7 @@ class SeatOutcome:
         return {
             "seat": self.seat,
             "player": self.player,
-            "action": self.action,
+            "action": self.action if action_number(self.action) else None,  # what the reader takes back
             "valid": self.valid,
             "payoff": self.payoff,
             "ne_action": self.ne_action,

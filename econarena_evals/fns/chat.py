@@ -30,7 +30,8 @@ from ..calls.errors import NotACompletion, RetryNow
 from ..calls.lanes import observe_response_headers
 from .completion_args import check_values, decode_args, typed_options
 from .reply_bytes import http_client as reply_bytes_client
-from .usage import flatten_usage
+from .reply_bytes import said
+from .usage import usage_fields
 
 # Names of OpenAI reasoning models: they take max_completion_tokens, and only the default temperature.
 REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)([-.].*)?$")
@@ -42,17 +43,19 @@ _clients_lock = threading.Lock()
 
 
 def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: float, max_retries: int,
-                  azure: Optional[tuple[str, str, str]] = None, connect_s: Optional[float] = None):
+                  azure: Optional[tuple[str, str, str]] = None, connect_s: Optional[float] = None,
+                  max_reply_bytes: Optional[int] = None):
     """One client per endpoint per process: building one costs ~24 ms of CPU, and httpx pools connections.
 
     ``azure``: (endpoint, deployment, api-version) for Azure OpenAI, whose URLs name the deployment
     (``/openai/deployments/<deployment>/chat/completions?api-version=...``) and whose key goes in
     an ``api-key`` header; the openai client's ``AzureOpenAI`` builds both. ``connect_s``: a
     shorter timeout for connecting than for the answer (which may wait in a server's queue).
+    ``max_reply_bytes``: the most a completion's body may hold (``reply_bytes.MAX_REPLY_BYTES``).
     """
     from openai import AzureOpenAI, OpenAI, Timeout
 
-    key = (base_url, api_key, timeout_s, azure, connect_s)
+    key = (base_url, api_key, timeout_s, azure, connect_s, max_reply_bytes)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
@@ -62,14 +65,14 @@ def shared_client(base_url: Optional[str], api_key: Optional[str], timeout_s: fl
                 endpoint, deployment, version = azure
                 client = AzureOpenAI(azure_endpoint=endpoint, azure_deployment=deployment, api_version=version,
                                      api_key=api_key, timeout=timeout_s, max_retries=max_retries,
-                                     http_client=reply_bytes_client())
+                                     http_client=reply_bytes_client(max_reply_bytes))
             else:
                 # The openai client appends its routes to the base URL as a string, so a gateway's
                 # query (``/v1?key=...``) would end up before the route (``/v1/?key=...chat/completions``):
                 # the query goes into every request as a query of its own instead.
                 base, query = split_query(base_url)
                 client = OpenAI(base_url=base, api_key=api_key, timeout=timeout_s, max_retries=max_retries,
-                                default_query=query or None, http_client=reply_bytes_client())
+                                default_query=query or None, http_client=reply_bytes_client(max_reply_bytes))
             _clients[key] = client
         return client
 
@@ -151,6 +154,7 @@ class ChatCompletionFn(CompletionFn):
         max_completion_tokens: int = 16384,
         request_timeout_s: Optional[float] = None,
         max_retries: int = 0,
+        max_reply_mib: Optional[float] = None,
         azure_endpoint: Optional[str] = None,
         azure_deployment: Optional[str] = None,
         api_version: Optional[str] = None,
@@ -192,7 +196,11 @@ class ChatCompletionFn(CompletionFn):
         extra_options = typed_options(check_values(decode_args(extra_options)))
         own = check_values({"temperature": temperature, "max_tokens": max_tokens,
                             "max_completion_tokens": max_completion_tokens,
-                            "request_timeout_s": request_timeout_s, "max_retries": max_retries})
+                            "request_timeout_s": request_timeout_s, "max_retries": max_retries,
+                            "max_reply_mib": max_reply_mib})
+        # the most a reply's body may hold, compressed or inflated (``reply_bytes``)
+        mib = own["max_reply_mib"]
+        self.max_reply_bytes = None if mib is None else max(1, int(float(mib) * 2**20))
         self.temperature = own["temperature"]
         self.max_tokens = own["max_tokens"]
         self.max_completion_tokens = own["max_completion_tokens"]
@@ -256,6 +264,11 @@ class ChatCompletionFn(CompletionFn):
             response = client.chat.completions.with_raw_response.create(**body, **headers)
             observe_response_headers(response.headers)
             return response.parse()
+        except openai.APIConnectionError as exc:
+            told = said(exc)  # the openai client's connection error, saying why if a reply was too large
+            if told is exc:
+                raise
+            raise told from exc.__cause__
         except openai.BadRequestError as exc:
             message = str(exc).lower()
             refused = ("temperature" in message or "max_tokens" in message) and (
@@ -279,8 +292,7 @@ class ChatCompletionFn(CompletionFn):
         """The reply of a parsed chat completion, recorded as a ``sampling`` event: the same whether
         the response came by a request of its own or from a batch's output file."""
         text, finish = reply_of(response)
-        usage = flatten_usage(response.usage) if getattr(response, "usage", None) is not None else None
-        extra: dict[str, Any] = {"usage": usage} if usage is not None else {}
+        extra: dict[str, Any] = usage_fields(response.usage) if getattr(response, "usage", None) is not None else {}
         extra["finish_reason"] = finish
         model = getattr(response, "model", None)
         if model and model != self.model:
@@ -296,5 +308,5 @@ class ChatCompletionFn(CompletionFn):
         timeout_s = min(timeouts) if timeouts else OWN_TIMEOUT_S
         connect_s = kwargs.pop("connect_timeout_s", None)
         client = shared_client(self.api_base, self.api_key, timeout_s, self.max_retries, self.azure,
-                               None if connect_s is None else float(connect_s))
+                               None if connect_s is None else float(connect_s), self.max_reply_bytes)
         return self.answer(messages, self._create(client, messages, kwargs))

@@ -62,6 +62,7 @@ NUMERIC_ARGS: dict[str, tuple[Optional[float], Optional[float], bool, bool]] = {
     "max_retries": (0, None, True, False),
     "request_timeout_s": (0, None, False, True),
     "batch_poll_s": (0, None, False, True),
+    "max_reply_mib": (0, None, False, True),
 }
 
 

@@ -28,6 +28,7 @@ from ..calls.lanes import observe_response_headers
 from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
+from .reply_bytes import said
 
 SeatFn = Callable[..., CompletionResult]
 
@@ -48,7 +49,13 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
             prompt = prompt_cls(raw_prompt=prompt)
         formatted = prompt.to_formatted_prompt()
         client = shared_client(fn.api_base, fn.api_key, request_timeout(timeout_s), max_retries=0, connect_s=timeout_s)
-        response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        try:
+            response = create(client)(model=fn.model, **{keyword: formatted}, **{**kwargs, **fn.extra_options})
+        except Exception as exc:  # the openai client's connection error says why, if a reply was too large
+            told = said(exc)  # the openai client's connection error, saying why if a reply was too large
+            if told is exc:
+                raise
+            raise told from exc.__cause__
         observe_response_headers(response.headers)
         raw = response.parse()
         text, finish = reply_of(raw, "message" if keyword == "messages" else "text")  # no completion: raises

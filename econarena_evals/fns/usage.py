@@ -9,14 +9,31 @@ and, before the report, give every usage the same keys, missing ones as 0.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import math
+from typing import Any, Mapping, Optional
+
+# a sampling event's note on usage fields that were no count (recorded as missing, the reply kept)
+USAGE_NOTE = "usage_note"
 
 
-def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
+def _count(value: Any) -> Optional[int]:
+    """A token count as a server sends one: a whole number, not negative, finite; else None."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
+        return int(value)
+    return None
+
+
+def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None) -> dict[str, int]:
     """A flat {name: int} view of a usage object, dict or pydantic model.
 
     Only what the server sent: a field it left out (null in the client's model) is no key at all,
-    so a server that sends no ``*_details`` leaves none in the report.
+    so a server that sends no ``*_details`` leaves none in the report. A field that is no count
+    (``Infinity``, ``NaN``, ``1e400``, a negative or fractional number, text) is left out too, as
+    missing, and its name added to ``bad``: a usage never costs the reply it came with.
     """
     if hasattr(usage, "model_dump"):
         usage = usage.model_dump()
@@ -27,22 +44,36 @@ def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
         return flat
     for key, value in usage.items():
         name = f"{prefix}{key}"
-        if isinstance(value, bool):
-            flat[name] = int(value)
-        elif isinstance(value, (int, float)):
-            flat[name] = int(value)
-        elif value is None:
+        if value is None:
             continue  # a field the server did not send is not a count of 0
-        else:
-            nested = flatten_usage(value, prefix=f"{name}_")
-            flat.update(nested)
+        if isinstance(value, (Mapping, list, tuple)) or hasattr(value, "model_dump") or (
+                hasattr(value, "__dict__") and not isinstance(value, (int, float, str, bytes))):
+            flat.update(flatten_usage(value, prefix=f"{name}_", bad=bad))
+            continue
+        count = _count(value)
+        if count is None:
+            if bad is not None:
+                bad.append(f"{name}={value!r}"[:80])
+            continue
+        flat[name] = count
     return flat
+
+
+def usage_fields(usage: Any) -> dict[str, Any]:
+    """What a sampling event records of a usage: ``usage``, flat, and a note naming each field that
+    was no count (recorded as missing) when there was one."""
+    bad: list[str] = []
+    flat = flatten_usage(usage, bad=bad)
+    out: dict[str, Any] = {"usage": flat}
+    if bad:
+        out[USAGE_NOTE] = "not a token count, recorded as missing: " + ", ".join(bad[:10])
+    return out
 
 
 def flat_usage(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
     """A recorder step (``integration.recorder.wrap``): a ``sampling`` event's usage, flat."""
     if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
-        data = {**data, "usage": flatten_usage(data["usage"])}
+        data = {**data, **usage_fields(data["usage"])}
     return data
 
 

@@ -13,7 +13,7 @@ import random
 from types import ModuleType
 from typing import Any, Mapping, Sequence, Union
 
-from ..core.outcome import RunOutcome
+from ..core.outcome import MAX_NUMBER, RunOutcome, game_number
 from ..core.prompts import PromptFacts, prompt_text, seat_and_run
 from ..core.sessions import SHARED_FIELDS, CellConfig, Session
 from . import beauty, first_price, second_price
@@ -74,6 +74,11 @@ def draw_fields(cell: CellConfig) -> dict[str, Any]:
 def check_cell(cell: CellConfig) -> CellConfig:
     """The cell, if its game accepts its parameters; ValueError naming every problem otherwise."""
     problems = get(cell.game).cell_problems(cell)
+    # what a run event holds of the cell must read back (core.outcome.MAX_NUMBER, the reader's bound)
+    problems += [f"{f.name} {getattr(cell.params, f.name)} is past {MAX_NUMBER:g}, the most a log holds"
+                 for f in dataclasses.fields(cell.params)
+                 if isinstance(getattr(cell.params, f.name), (int, float)) and not isinstance(getattr(cell.params, f.name), bool)
+                 and not game_number(getattr(cell.params, f.name))]
     if problems:
         raise ValueError("invalid cell parameters: " + "; ".join(problems))
     return cell

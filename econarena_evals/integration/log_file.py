@@ -3,7 +3,9 @@ cannot even be created.
 
 ``hold_log`` takes a lock on the log for the life of the process, before evals' ``LocalRecorder``
 opens it with "wb" (truncating it), so a second run on a log a live run is writing is refused
-(exit 2) instead of both writing one file. A log that cannot be created (a full disk) gets the
+(exit 2) instead of both writing one file. Before that, ``source_problem`` refuses a log that is the
+one the run resumes from (the same path, a symlink or a hard link to it, or a log in the folder it
+resumes from): opening it would truncate what the resume is about to read. A log that cannot be created (a full disk) gets the
 line a failed write gets mid-run (``describe``) and exit status 4, instead of evals' traceback.
 """
 from __future__ import annotations
@@ -11,11 +13,15 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from .status import ON_REFUSE, STOPPED, refuse, under_cli
+
+# The eval arg ``resume_from`` and the environment variable that stands for it (``run.resume``)
+RESUME_ARG, RESUME_ENV = "resume_from", "ECONARENA_RESUME"
 
 HELD_LOGS: dict[str, int] = {}  # real path of a log -> the descriptor whose lock this process holds on it
 
@@ -58,17 +64,80 @@ def hold_log(path: Any) -> None:
     HELD_LOGS[real] = fd
 
 
+def resume_source(run_spec: Any) -> Optional[str]:
+    """The log or folder a run resumes from: its ``resume_from`` eval arg, else ``$ECONARENA_RESUME``."""
+    run_config = getattr(run_spec, "run_config", None) or {}
+    eval_spec = run_config.get("eval_spec") if isinstance(run_config, dict) else None
+    args = getattr(eval_spec, "args", None)
+    if args is None and isinstance(eval_spec, dict):
+        args = eval_spec.get("args")
+    value = (args or {}).get(RESUME_ARG) if isinstance(args, dict) else None
+    value = value if value not in (None, "") else os.environ.get(RESUME_ENV, "")
+    return str(value) if value else None
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def source_problem(log_path: Any, source: Optional[str]) -> Optional[str]:
+    """Why writing ``log_path`` would destroy the log a run resumes from (``source``), or None.
+
+    The record path is the source itself, a symlink or a hard link to it (one inode), or, when the
+    source is a folder, any of the logs in it (a resume from a folder reads each of them). A record
+    path that does not exist yet, or an empty file, loses nothing."""
+    path = os.fspath(log_path)
+    if "://" in path:
+        return None
+    try:
+        mine = os.stat(path)
+    except OSError:
+        return None  # no file there yet: nothing to lose
+    if not stat.S_ISREG(mine.st_mode) and not stat.S_ISDIR(mine.st_mode):  # a FIFO would block the open for ever
+        return f"--record_path {path} is not a regular file (a FIFO, a socket or a device): give the log a file's path"
+    if not source or mine.st_size == 0:
+        return None
+    src = os.path.expanduser(source)
+    try:
+        theirs = os.stat(src)
+    except OSError:
+        return None  # the resume says the source is missing, in its own line
+    said = f"--record_path {path}"
+    if stat.S_ISDIR(theirs.st_mode):
+        for found in sorted(Path(src).rglob("*.jsonl")):
+            try:
+                if _same_file(os.stat(found), mine):
+                    which = "" if os.path.realpath(found) == os.path.realpath(path) else f" (as {found})"
+                    return (f"{said} is a log in the folder resume_from={source}{which}: this run would "
+                            "write over it before reading it. Give this run a new --record_path (the log is untouched)")
+            except OSError:
+                continue
+        return None
+    if _same_file(theirs, mine):
+        how = ("the same file" if os.path.realpath(path) == os.path.realpath(src)
+               else "a hard link to the same file")
+        return (f"{said} is {how} as resume_from={source}: this run would write over the log it resumes from "
+                "before reading it. Give this run a new --record_path (the log is untouched)")
+    return None
+
+
+class WritesOverItsSource(ValueError):
+    """The record path is the log the run resumes from."""
+
+
 def being_written(path: Any) -> bool:
     """True if another live process holds the log's lock (``hold_log``): a run is still writing it.
     A log this process writes itself, or one the lock cannot be asked about, is not."""
     real = os.path.realpath(os.fspath(path))
     if real in HELD_LOGS:
         return False
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC)
+    try:  # never blocks: a FIFO with no writer would block a plain open for ever
+        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         fcntl.flock(fd, fcntl.LOCK_UN)
         return False
@@ -108,6 +177,9 @@ def lock_record_path(local_recorder: type) -> None:
 
     def __init__(self, log_path, *args, **kwargs):
         if log_path is not None:
+            why = source_problem(log_path, resume_source(kwargs.get("run_spec", args[0] if args else None)))
+            if why:  # before the file is opened (truncated): the log resumed from stays as it was
+                refuse(WritesOverItsSource(why))
             hold_log(log_path)
         try:
             init(self, log_path, *args, **kwargs)

@@ -3,16 +3,21 @@
 Never raises on a bad file: what could not be read is reported in ``EvalLog.problems``. The lines
 come through the one bounded reader (``jsonl.iter_rows``); what each event holds is checked here
 before anything uses it, so a hand-edited log never crashes a tool.
+
+Figures are derived, never trusted: every finished session's metrics, and the final report's, are
+computed again from the run events by the scorer (``derive_figures``). A logged figure that differs
+is named in ``EvalLog.forged`` (and ``problems``) and replaced by the derived one, so no tool that
+reads a log through here shows or carries a figure the runs do not give.
 """
 from __future__ import annotations
 
-import math
 from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
+from ..core.outcome import MAX_NUMBER, action_number, game_number
 from ..core.sessions import unique_names
 from ..fns.identity import from_spec, label, masked
 from ..games import get as get_game
@@ -31,9 +36,10 @@ from .format import (
     SESSION_EVENT,
     STOP_EVENT,
     final_report,
+    metric_fields,
     split_metric_key,
 )
-from .jsonl import NOT_AN_EVALS_LOG, Reading, iter_rows
+from .jsonl import NAMED_PROBLEMS, NOT_AN_EVALS_LOG, Reading, iter_rows
 
 
 @dataclass
@@ -74,6 +80,8 @@ class EvalLog:
             if slot is not None and slot not in out:
                 out[slot] = offset
         return out
+    # logged figures that are not what the runs score to (hand-edited, forged): named, never used
+    forged: list[str] = field(default_factory=list)
 
     @property
     def eval_name(self) -> str:
@@ -143,6 +151,78 @@ def _slot_key(session: Any, run: Any, seat: Any) -> Optional[int]:
     if not (_index(session, high=2**30) and _index(run, high=2**15) and _index(seat, high=2**15)):
         return None
     return (session << 32) | (run << 16) | seat
+# Two figures are the same when they differ by float noise at most (the eval rounds to 12 decimals).
+SAME_FIGURE = 1e-9
+
+
+def _same_figure(logged: Any, derived: Any) -> bool:
+    if derived is None or logged is None:
+        return derived is None and logged is None
+    return _is_num(logged) and abs(float(logged) - float(derived)) <= SAME_FIGURE
+
+
+def _figure_text(x: Any) -> str:
+    return "null" if x is None else f"{x:.6g}" if _is_num(x) else repr(x)
+
+
+NOT_RESCORABLE = "its runs are not all in the log: its figures cannot be derived from them"
+
+
+def derive_figures(log: EvalLog, reading: Reading) -> None:
+    """Replace every logged figure by what the scorer derives from the run events: each finished
+    session's metrics (``metrics.rescore_sessions``) and the final report's means over them. A
+    logged figure that differs is named (``log.forged``); a session said to be finished whose runs
+    are not all in the log cannot be checked, so it counts as errored, and says why. A second
+    session event for one session is named and left out."""
+    players = log.players
+    sessions: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for event in log.sessions:
+        if event["session"] in seen:
+            reading.note(f"session {event['session']}: a second econarena_session event, left out")
+            continue
+        seen.add(event["session"])
+        sessions.append(dict(event))
+    per_session = rescore_sessions(log.runs, players, sessions=[s["session"] for s in sessions])
+    results: list[Optional[dict[str, Any]]] = []
+    for event in sessions:
+        logged = {k: v for k, v in event.items() if _metric_field(str(k))}
+        for key in logged:
+            del event[key]
+        if event.get("errored"):
+            event.update(metric_fields({}, players))
+            results.append(None)
+            continue
+        derived = per_session.get(event["session"])
+        if derived is None:
+            log.forged.append(f"session {event['session']}: the log says it finished, but {NOT_RESCORABLE}; "
+                              "counted as errored")
+            event.update(metric_fields({}, players), errored=True, error=f"not re-scorable: {NOT_RESCORABLE}")
+            results.append(None)
+            continue
+        fields = metric_fields(derived, players)
+        wrong = [k for k in dict.fromkeys(list(fields) + list(logged)) if not _same_figure(logged.get(k), fields.get(k))]
+        if wrong:
+            log.forged.append(f"session {event['session']}: logged " + ", ".join(
+                f"{k} {_figure_text(logged.get(k))}" for k in wrong[:3]) + (", ..." if len(wrong) > 3 else "")
+                + " are not what its runs score (" + ", ".join(f"{k} {_figure_text(fields.get(k))}" for k in wrong[:3])
+                + "): the derived figures are used")
+        event.update(fields)
+        results.append(derived)
+    log.sessions = sessions
+    if log.final_report is not None:
+        report = dict(log.final_report)
+        derived_report = final_report(results, players)
+        counts = ("sessions", "errored_sessions")
+        logged = {k: v for k, v in report.items() if _metric_field(str(k)) or k in counts}
+        wrong = [k for k in dict.fromkeys(list(derived_report) + list(logged))
+                 if not _same_figure(logged.get(k), derived_report.get(k))]
+        if wrong:
+            log.forged.append("the logged means " + ", ".join(f"{k} {_figure_text(logged.get(k))}" for k in wrong[:3])
+                              + (", ..." if len(wrong) > 3 else "") + " are not what its sessions score ("
+                              + ", ".join(f"{k} {_figure_text(derived_report.get(k))}" for k in wrong[:3])
+                              + "): the derived means are used")
+        log.final_report = {**{k: v for k, v in report.items() if k not in logged}, **derived_report}
 
 
 def _is_num(x: Any) -> bool:
@@ -150,22 +230,9 @@ def _is_num(x: Any) -> bool:
     return kind is float or kind is int or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
-# Far past any range, value or payoff of a game, and far enough below float's range that sums of
-# them stay finite.
-MAX_NUMBER = 1e15
-
-
 def _number(x: Any) -> bool:
-    """A finite number as the eval writes one (an int past float's range is not)."""
-    kind = type(x)
-    if kind is float:  # the common case first: NaN and the infinities fail the comparison
-        return -MAX_NUMBER <= x <= MAX_NUMBER
-    if kind is int:
-        return -MAX_NUMBER <= x <= MAX_NUMBER
-    try:
-        return _is_num(x) and math.isfinite(x) and abs(x) <= MAX_NUMBER
-    except OverflowError:
-        return False
+    """A game's number as the eval writes one: the writer's bound (``core.outcome``)."""
+    return game_number(x)
 
 
 def _index(x: Any, low: int = 0, high: int = 10**6) -> bool:
@@ -217,7 +284,7 @@ def run_event_problem(data: dict[str, Any]) -> Optional[str]:
     for i, seat in enumerate(seats, start=1):
         action = seat.get("action")
         if seat.get("seat") != i or not isinstance(seat.get("player"), str) or not isinstance(seat.get("valid"), bool) \
-                or not (_number(action) or (action is None and not seat["valid"])):
+                or not (action_number(action) or (action is None and not seat["valid"])):
             return f"seat {i}: seat, player, valid or action is not what the eval writes"
     numbers = [x for v in data.values() for x in (v if isinstance(v, list) else [v]) if _is_num(x)]
     if not all(_number(x) for x in numbers):
@@ -383,8 +450,12 @@ def read_log(path: Path) -> EvalLog:
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
+    if not reading.mixed and not reading.refused:
+        derive_figures(log, reading)
     reading.finish()
-    log.problems = reading.problems
+    log.problems = reading.problems + log.forged[:NAMED_PROBLEMS] + (
+        [f"{len(log.forged) - NAMED_PROBLEMS} more logged figure(s) not what the runs score"]
+        if len(log.forged) > NAMED_PROBLEMS else [])
     log.run_ids = list(reading.run_ids)
     log.size = reading.size
     if reading.mixed:

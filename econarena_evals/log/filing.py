@@ -19,6 +19,7 @@ from typing import Any, Iterator, Optional
 
 from ..games import get as get_game
 from ..games import read_prompt
+from .evallog import read_log
 from .format import RUN_EVENT, SEAT_TAG, SESSION_EVENT
 from .jsonl import iter_rows
 
@@ -67,11 +68,14 @@ def read_sessions(path: Path) -> LogSessions:
 
 
 def filing_problems(path: Path) -> list[str]:
-    """Every way the log's seat calls disagree with its sessions; empty when each finished session
-    has exactly one sampling event per (run, seat), each with that session's prompt."""
+    """Every way the log's seat calls disagree with its sessions, and every figure it states that its
+    runs do not score to; empty when each finished session has exactly one sampling event per (run,
+    seat), each with that session's prompt, and its metrics are its runs'."""
     log = read_sessions(path)
-    problems = [f"{sid}: a sampling event that is not a seat prompt ({why})" for sid, why in log.unreadable
-                if sid in log.finished]
+    # every figure the log states is what its runs score (``evallog.derive_figures``)
+    problems = list(read_log(Path(path)).forged)
+    problems += [f"{sid}: a sampling event that is not a seat prompt ({why})" for sid, why in log.unreadable
+                 if sid in log.finished]
     by_sample: dict[str, list[SeatCall]] = defaultdict(list)
     for call in log.calls:
         by_sample[call.sample_id].append(call)

@@ -9,10 +9,12 @@ log never crashes a tool. What the rows mean is ``format``'s; this module only f
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, BinaryIO, Iterator, Optional, Sequence
 
 # No line the eval writes comes near this (a sampling event stores at most 64 KB of each reply);
 # a longer one is named and skipped unread, so no line is ever held whole past it.
@@ -87,6 +89,35 @@ def _not_spec(text: str) -> Optional[str]:
     return None if isinstance(row, dict) and isinstance(row.get("spec"), dict) else "JSON but not a run spec"
 
 
+def not_regular(mode: int) -> Optional[str]:
+    """What a file that is not a regular file is (a FIFO, a socket, a device), or None."""
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def open_regular(path: Path, reading: Reading) -> Optional[BinaryIO]:
+    """The file opened for reading if it is a regular file; else None, and why in ``reading``.
+    Opened without blocking (a FIFO with no writer would block an open for ever) and checked on
+    the open descriptor, so a file swapped for a FIFO after a look is not read either."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        reading.refused = f"cannot open: {exc}"
+        reading.problems.append(reading.refused)
+        return None
+    what = not_regular(os.fstat(fd).st_mode)
+    if what is not None:
+        os.close(fd)
+        reading.refused = f"{what}, not a log: skipped unread"
+        reading.problems.append(reading.refused)
+        return None
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line, each read with a bound of ``MAX_LINE_BYTES``.
 
@@ -94,11 +125,8 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
     there (``reading.refused``) and nothing is yielded. A longer line is named and skipped without
     being held; bytes that are not UTF-8 are read as U+FFFD."""
     reading = reading if reading is not None else Reading()
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        reading.refused = f"cannot open: {exc}"
-        reading.problems.append(reading.refused)
+    handle = open_regular(path, reading)
+    if handle is None:
         return
     with handle:
         lineno, first = 0, True

@@ -152,7 +152,9 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[
     rows: set[tuple[str, str]] = set()
     for c in sorted(chosen, key=lambda c: _created(c.log)):
         if tables.get(c.column, c.condition.table()) != c.condition.table() or (c.column, c.labels[0]) in rows:
-            c.column += f" [{c.log.spec.get('run_id', c.log.path.name)}]"
+            sized = (c.column + f" [max_samples={c.condition.samples}]") if c.condition.samples else None
+            c.column = sized if sized and (sized, c.labels[0]) not in rows and tables.get(
+                sized, c.condition.table()) == c.condition.table() else c.column + f" [{c.log.spec.get('run_id', c.log.path.name)}]"
         tables.setdefault(c.column, c.condition.table())
         rows.add((c.column, c.labels[0]))
     chosen.sort(key=lambda c: (c.column, c.condition.players))

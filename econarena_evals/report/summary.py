@@ -121,6 +121,9 @@ def holes(c: Chosen) -> list[str]:
         out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
     if not c.finished or c.log.stop is not None:
         out.append(f"{c.status}: {done_counts(c.log, expected)}")
+    if c.log.forged:  # hand-edited figures: named, and the derived ones shown instead
+        out.append(f"{len(c.log.forged)} logged figure(s) are not what the runs score, and the derived ones are shown: "
+                   + "; ".join(c.log.forged[:3]) + ("; ..." if len(c.log.forged) > 3 else ""))
     return out
 
 
@@ -270,7 +273,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
                   "'length'), scored as rule breaks: raise max_tokens (--extra_eval_params max_tokens=N) "
                   "if the model needs the room")
     if problems and opts.strict:
-        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions",
+        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions or figures "
+              "the runs do not give",
               file=sys.stderr)
         return 1
     return 0

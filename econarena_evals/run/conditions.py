@@ -31,6 +31,9 @@ class Condition:
     seed: Optional[float]
     # per player, the completion args that shape its requests (max_tokens, response_format, ...)
     completion_args: tuple[tuple[tuple[str, Any], ...], ...] = ()
+    # --max_samples: the first N sessions of the samples file (None: all). Two runs of other sizes
+    # are two results, but a resume may take a log of another size (``differences`` passes it over)
+    samples: Optional[int] = None
 
     @property
     def cell(self) -> str:
@@ -60,7 +63,7 @@ class Condition:
         """The condition as its column holds it: everything but who the evaluated player is. Every
         fn played against the same opponents (players, seating, args), with the same game, samples,
         seed and completion args of its own, shares one column, as in an opponent cell."""
-        return replace(self, players=self.opponents)
+        return replace(self, players=self.opponents, samples=None)
 
     def arg(self, name: str, default: Any = None) -> Any:
         return dict(self.args).get(name, default)
@@ -106,6 +109,7 @@ def condition_of(spec: Mapping[str, Any], players: Optional[Sequence[Mapping[str
         completion_args=tuple(
             tuple(sorted((str(k), _completion_value(v)) for k, v in (e.get("condition_args") or {}).items()))
             for e in entries),
+        samples=run_config.get("max_samples") if isinstance(run_config.get("max_samples"), int) else None,
     )
 
 

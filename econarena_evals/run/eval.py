@@ -24,7 +24,7 @@ from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion
 from ..calls.state import RUN, stop_run, wait_in_flight
-from ..core.answers import parse_choice
+from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
@@ -184,6 +184,11 @@ class EconArena(evals.Eval):
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
+                if plan.forged:  # named, and never carried: the copies hold what the runs score
+                    print(f"econarena: resume_from={self.resume_from}: the logged figures of {len(plan.forged)} finished "
+                          f"session(s) ({', '.join(plan.forged[:5])}{', ...' if len(plan.forged) > 5 else ''}) are not "
+                          "what their runs score; the figures derived from the runs are carried instead",
+                          file=sys.stderr, flush=True)
             interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
@@ -243,9 +248,12 @@ class EconArena(evals.Eval):
             word, code, said = exit_status.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
             try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
+                exit_status.grace(True)
                 wait_in_flight(STOP_GRACE_S)
             except KeyboardInterrupt:  # pressed again: leave now
                 pass
+            finally:
+                exit_status.grace(False)  # any further signal is passed over: the stop is one
             self._record_stop(recorder, word, f"{word} ({said})")
             self._say_running_batches()
             hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
@@ -539,7 +547,7 @@ class EconArena(evals.Eval):
             # on disk before the call counts as answered: a kill -9 loses only the calls in flight
             durable()
             self._count_kept(calls=1, sent=1, completion_tokens=seat_call.get("completion_tokens"))
-            return text
+            return what_scores(text)  # held until the run is scored: no more of it than the score reads
 
         return call
 

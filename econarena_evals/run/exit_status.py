@@ -47,22 +47,48 @@ class Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise(signum: int, frame: Any) -> None:
-    raise Signalled(signum)
+# The one stop a process makes however many signals come: the first raises ``Signalled``; a later
+# one raises only while the stop waits for the calls on the wire (``grace``: a second Ctrl-C leaves
+# that wait at once), and is otherwise noted and passed over, so no signal lands in the stop's own
+# writing (a traceback, no stop event, no resume command).
+_STOP: dict[str, Any] = {"first": None, "again": 0, "grace": False}
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if _STOP["first"] is None:
+        _STOP["first"] = signum
+        raise Signalled(signum)
+    _STOP["again"] += 1
+    if _STOP["grace"]:
+        _STOP["grace"] = False  # once: the wait it ends is the only place it may land
+        raise Signalled(signum)
+
+
+def stopping() -> bool:
+    """True once a signal has started the run's stop."""
+    return _STOP["first"] is not None
+
+
+def grace(on: bool) -> None:
+    """While on, a further signal ends the wait for the calls on the wire (raises ``Signalled``)."""
+    _STOP["grace"] = on
 
 
 def stop_on_signals() -> Callable[[], None]:
-    """Make SIGTERM and SIGHUP raise ``Signalled`` in the main thread; returns what undoes it."""
+    """Make Ctrl-C, SIGTERM and SIGHUP raise ``Signalled`` in the main thread, once however many
+    come; returns what undoes it. After a signal, under the CLI, the handlers stay to the process's
+    end: a signal during the stop's last writes is passed over, not a traceback."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    before = {}
-    for signum in _SIGNALS:
-        if signum != signal.SIGINT:
-            before[signum] = signal.signal(signum, _raise)
+    _STOP.update(first=None, again=0, grace=False)
+    before = {signum: signal.signal(signum, _on_signal) for signum in _SIGNALS}
 
     def restore() -> None:
+        if stopping() and under_cli():
+            return
         for signum, handler in before.items():
             signal.signal(signum, handler)
+        _STOP.update(first=None, again=0, grace=False)
 
     return restore
 

@@ -24,11 +24,21 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..games import read_prompt
-from ..log.format import BATCH_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, player_metrics
-from ..log.jsonl import Reading, iter_rows
+from ..integration.log_file import RESUME_ENV  # the one spelling: the log's opening reads it too
+from ..log.evallog import SAME_FIGURE
+from ..log.format import (
+    BATCH_EVENT,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    metric_fields,
+    player_metrics,
+    split_metric_key,
+)
+from ..log.jsonl import Reading, iter_rows, not_regular
+from ..score.metrics import METRICS, rescore_sessions
 from .conditions import condition_of, differences
 
-RESUME_ENV = "ECONARENA_RESUME"
 MARK = "resumed_from"  # the field a copied econarena_run / econarena_session / reused sampling event carries
 
 SessionResult = Optional[dict[str, dict[str, float]]]
@@ -66,6 +76,8 @@ class Plan:
     replay: list[int] = field(default_factory=list)  # sessions the old log started but did not finish
     parts: dict[int, PartSession] = field(default_factory=dict)  # their finished runs, by session index
     torn_lines: int = 0
+    # finished sessions whose logged figures are not what their runs score: the derived ones are carried
+    forged: list[str] = field(default_factory=list)
     # custom_id -> {batch_id, input_file_id} of each batch line the log says was sent (batch mode):
     # waited for in that batch again instead of being sent anew
     batches: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -133,7 +145,11 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
             f"resume_from={path} is this run's own --record_path: the earlier log was overwritten when "
             "this run started. Resume into a new log (a different --record_path).")
     if not source.is_file():
-        raise ResumeRefused(f"resume_from={path}: no such log file")
+        try:
+            what = not_regular(os.stat(source).st_mode)
+        except OSError:
+            what = None
+        raise ResumeRefused(f"resume_from={path} is {what}, not a log" if what else f"resume_from={path}: no such log file")
     spec, rows, torn = read_rows(source)
     if not spec:
         raise ResumeRefused(f"resume_from={path}: no run spec line, not an evals log")
@@ -158,10 +174,17 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
         index = indices.pop()
         finished = (len(sessions) == 1 and not sessions[0].get("errored")
                     and sorted(int(d["run"]) for d in run_events) == list(range(runs)))
-        try:
-            result = result_of(sessions[0], players) if finished else None
-        except (KeyError, TypeError):  # a session event without its metrics: play it again
-            finished = False
+        result: SessionResult = None
+        if finished:  # its figures derived from its runs by the scorer, never taken from the log
+            result = derived_result(index, run_events, players)
+            finished = result is not None
+        if finished:
+            try:
+                logged = result_of(sessions[0], players)
+            except (KeyError, TypeError):  # a session event without every metric
+                logged = None
+            if not same_figures(logged, result):
+                out.forged.append(f"session {index}")
         if not finished:
             out.replay.append(index)
             part = _finished_runs(index, sample_id, events, source)
@@ -170,7 +193,8 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
             continue
         answered = sum(r["type"] == "sampling" for r in events)
         copied = [(r["type"], {**r["data"], MARK: str(source)} if r["type"] == RUN_EVENT else
-                   {**r["data"], MARK: str(source), "reused_calls": answered} if r["type"] == SESSION_EVENT
+                   {**_without_figures(r["data"]), **metric_fields(result, players), MARK: str(source),
+                    "reused_calls": answered} if r["type"] == SESSION_EVENT
                    else r["data"]) for r in events]
         out.done[index] = DoneSession(index=index, sample_id=sample_id, events=copied,
                                       result=result)
@@ -178,6 +202,26 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     for index in set(out.parts) - set(out.replay):
         del out.parts[index]
     return out
+
+
+def derived_result(index: int, run_events: Sequence[Mapping[str, Any]], players: Sequence[str]) -> SessionResult:
+    """A finished session's metrics per player, as the scorer derives them from its run events;
+    None if they cannot be (a run event the scorer cannot read)."""
+    try:
+        return rescore_sessions(run_events, players).get(index)
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def same_figures(logged: SessionResult, derived: SessionResult) -> bool:
+    if logged is None or derived is None or set(logged) != set(derived):
+        return False
+    return all(isinstance(logged[p].get(m), (int, float)) and abs(logged[p][m] - derived[p][m]) <= SAME_FIGURE
+               for p in derived for m in derived[p])
+
+
+def _without_figures(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if split_metric_key(str(k))[0] not in METRICS}
 
 
 def sent_in_batches(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:

@@ -3,9 +3,15 @@ a folder of the user's choosing.
 
 ``oaievalset`` writes into evals' shared ``/tmp/evallogs``, where other users' and other days' logs
 sit beside a run's own; this runs each eval of the set with the real ``oaieval`` and its own
-``--record_path DIR/<fn>/<eval>.jsonl``, so ``econarena-summary DIR`` and ``econarena-report DIR``
-read that run and nothing else. Every argument after the set's name goes to each ``oaieval``
+``--record_path DIR/<fn>-<hash>/<eval>.jsonl``, so ``econarena-summary DIR`` and ``econarena-report
+DIR`` read that run and nothing else. Every argument after the set's name goes to each ``oaieval``
 unchanged (``--completion_args``, ``--extra_eval_params``, ``--max_samples``, ...).
+
+Each condition has a folder of its own: the fn's name and a short hash of the whole condition (the
+fn, its completion args, the eval params, the endpoint, ``--max_samples``, ``--seed`` and any other
+argument; not the key, nor the args that change only how calls are made), with ``condition.json``
+saying what it is. A run with other args into the same ``--out`` is another result beside it, never
+"kept" in place of it.
 
 A finished log is kept, and no log that holds an answered call is written over: running the same
 command again skips what finished, resumes what stopped, errored or was cut short (into
@@ -20,17 +26,25 @@ the batch is waited for, not sent again.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..core.closest import closest
+from ..core.redact import redact_command, redact_mapping, redact_url
+from ..fns.identity import NEUTRAL_ARGS
 from ..log.evallog import RUNNING, EvalLog, read_log, status_of
+from ..log.jsonl import not_regular
 from . import exit_status
+from .config import POLICY_ARGS
 from .evalset import known_sets, members
 from .resume import RESUME_ENV
 
@@ -39,11 +53,92 @@ STOPS_THE_SET = frozenset({exit_status.REFUSED, exit_status.STOPPED, exit_status
                            exit_status.TERMINATED, exit_status.HUNG_UP})
 
 
-def logs_of(out: Path, fn: str, eval_name: str, most: int = 100) -> list[Path]:
-    """Where an eval's logs go in the run folder: the first run's, then each resume's."""
-    folder = out / fn.replace("/", "_")
+def logs_of(folder: Path, eval_name: str, most: int = 100) -> list[Path]:
+    """Where an eval's logs go in its condition's folder: the first run's, then each resume's."""
     return [folder / f"{eval_name}.jsonl", folder / f"{eval_name}.resumed.jsonl"] + [
         folder / f"{eval_name}.resumed-{n}.jsonl" for n in range(2, most)]
+
+
+# oaieval's options that carry a value, as econarena-run reads them for the condition
+VALUED = ("--completion_args", "--extra_eval_params", "--max_samples", "--seed")
+CONDITION_FILE = "condition.json"
+ENDPOINT_ENV = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT")
+# what may differ between two runs of one condition: who pays (a key) and how calls are made
+NOT_CONDITION_ARGS = NEUTRAL_ARGS | {"api_key", "organization", "project"}
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """'a=1,b=2' as oaieval splits it (a value without '=' kept whole, as oaieval would refuse it)."""
+    return dict(kv.split("=", 1) if "=" in kv else (kv, "") for kv in text.split(",") if kv)
+
+
+def condition(fn: str, passthrough: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
+    """The whole condition of a set's runs, as econarena-run is asked for it: the fn, its completion
+    args and the eval params (but those that change only how calls are made, or who pays), the
+    endpoint, the samples (--max_samples), the seed, and any other oaieval argument as given."""
+    given: dict[str, list[str]] = {flag: [] for flag in VALUED}
+    other: list[str] = []
+    args = list(passthrough)
+    while args:
+        arg = args.pop(0)
+        flag, eq, value = arg.partition("=")
+        if flag in VALUED and eq:
+            given[flag].append(value)
+        elif arg in VALUED and args:
+            given[arg].append(args.pop(0))
+        else:
+            other.append(arg)
+    completion = {k: v for text in given["--completion_args"] for k, v in _pairs(text).items()
+                  if k not in NOT_CONDITION_ARGS}
+    params = {k: v for text in given["--extra_eval_params"] for k, v in _pairs(text).items() if k not in POLICY_ARGS}
+    return {"fn": fn, "completion_args": dict(sorted(completion.items())),
+            "extra_eval_params": dict(sorted(params.items())),
+            "endpoint": {k: env[k] for k in ENDPOINT_ENV if env.get(k)},
+            "max_samples": given["--max_samples"][-1] if given["--max_samples"] else None,
+            "seed": given["--seed"][-1] if given["--seed"] else None, "other_args": other}
+
+
+def condition_folder(out: Path, cond: Mapping[str, Any]) -> Path:
+    """The folder of one condition under --out: a name a person can read (the fn) and a short hash
+    of the whole condition, so that no two conditions share a folder (``org/model-a`` and
+    ``org_model-a`` included)."""
+    digest = hashlib.sha256(json.dumps(cond, sort_keys=True).encode("utf-8")).hexdigest()[:10]
+    readable = re.sub(r"[^A-Za-z0-9._:,=+-]+", "_", str(cond["fn"]))[:80]
+    return out / f"{readable}-{digest}"
+
+
+def state_condition(folder: Path, cond: Mapping[str, Any]) -> None:
+    """The small file in a condition's folder that says what ran there (secrets masked)."""
+    shown = {**cond, "completion_args": redact_mapping(cond["completion_args"]),
+             "endpoint": {k: redact_url(v) for k, v in cond["endpoint"].items()},
+             "other_args": shlex.split(redact_command(shlex.join(cond["other_args"]))) if cond["other_args"] else []}
+    text = json.dumps(shown, indent=2, sort_keys=True) + "\n"
+    path = folder / CONDITION_FILE
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    tmp = folder / f".{CONDITION_FILE}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def earlier_layout(out: Path, fn: str) -> Optional[Path]:
+    """A folder of logs as econarena-run laid them out before each condition had a folder of its
+    own (``--out/<fn>/``, no condition file): its condition is not known, so it is not reused."""
+    folder = out / fn.replace("/", "_")
+    if folder.is_dir() and not (folder / CONDITION_FILE).exists() and any(folder.glob("*.jsonl")):
+        return folder
+    return None
+
+
+def _not_a_file(path: Path) -> Optional[str]:
+    """What ``path`` is when it is no regular file (a FIFO, a socket, a device), looked at without opening it."""
+    try:
+        return not_regular(os.stat(path).st_mode)
+    except OSError:
+        return "a dangling link"
 
 
 def paid_for(log: EvalLog) -> bool:
@@ -72,7 +167,8 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
         epilog="Any other argument goes to each oaieval unchanged, e.g. --max_samples 5.")
     parser.add_argument("fn", help="the completion fn, as oaieval takes it (gpt-4, econarena/chat:gpt-4o, A,B ...)")
     parser.add_argument("eval_set", help="an EconArena eval set: econarena, econarena-arena, econarena-full")
-    parser.add_argument("--out", required=True, type=Path, help="the run's folder: one log per eval under DIR/<fn>/")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="the run's folder: one log per eval under DIR/<fn>-<hash of the condition>/")
     for flag, metavar in (("--price-in", "PER_MILLION"), ("--price-out", "PER_MILLION"), ("--batch-discount", "SHARE")):
         parser.add_argument(flag, default=None, metavar=metavar,  # for the summary at the end, as it takes them
                             help=f"passed to the summary of the folder ({flag} of econarena-summary)")
@@ -95,12 +191,39 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if oaieval is None:
         print("econarena-run: oaieval is not on PATH (activate the venv evals is installed in)", file=sys.stderr)
         return exit_status.REFUSED
+    cond = condition(opts.fn, passthrough, os.environ)
+    folder = condition_folder(opts.out, cond)
+    old = earlier_layout(opts.out, opts.fn)
+    if old is not None and not folder.exists():
+        print(f"econarena-run: {old} holds logs from before each condition had a folder of its own, so their "
+              f"args are not known: move them into {folder} if they ran with exactly these args (they are then "
+              "kept or resumed), or elsewhere, and run again", file=sys.stderr)
+        return exit_status.REFUSED
+    fresh = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    state_condition(folder, cond)
+    print(f"econarena-run: logs of this condition go to {folder} ({CONDITION_FILE} there says what it is)",
+          file=sys.stderr)
+    try:
+        return _run_set(opts, passthrough, evals, folder, oaieval)
+    finally:
+        if fresh and [p.name for p in folder.iterdir()] == [CONDITION_FILE]:  # nothing ran: nothing left
+            (folder / CONDITION_FILE).unlink()
+            folder.rmdir()
+
+
+def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str], folder: Path, oaieval: str) -> int:
     worst = 0
     for i, eval_name in enumerate(evals, 1):
-        logs = logs_of(opts.out, opts.fn, eval_name)
-        latest = next((p for p in reversed(logs) if p.exists()), None)
-        state = read_log(latest) if latest is not None else None
+        logs = logs_of(folder, eval_name)
         say = f"econarena-run: [{i}/{len(evals)}] {eval_name}:"
+        present = [p for p in logs if os.path.lexists(p)]
+        odd = {p: what for p in present if (what := _not_a_file(p))}
+        for p, what in odd.items():  # a FIFO would block a read or a write for ever
+            print(f"{say} {p} is {what}, not a log: skipped unread, and no log is written there", file=sys.stderr)
+        latest = next((p for p in reversed(present) if p not in odd), None)
+        free = next(p for p in logs if not os.path.lexists(p))
+        state = read_log(latest) if latest is not None else None
         if state is not None and status_of(state) == "finished":
             print(f"{say} kept {latest} (finished; delete it to run that eval again)", file=sys.stderr)
             continue
@@ -110,12 +233,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return exit_status.REFUSED
         env = dict(os.environ)
         if state is None or not paid_for(state):
-            target = latest or logs[0]  # nothing answered in it: nothing to lose by writing it again
+            target = latest or free  # nothing answered in it: nothing to lose by writing it again
         else:  # answered calls in it: resume, so none is paid twice (docs/reliability.md, "Resuming")
-            target = next(p for p in logs if not p.exists())
+            target = free
             env[RESUME_ENV] = str(latest)
             print(f"{say} {latest} is {status_of(state)}: resuming from it", file=sys.stderr)
-        target.parent.mkdir(parents=True, exist_ok=True)
         print(f"{say} oaieval {opts.fn} {eval_name} --record_path {target}", file=sys.stderr)
         status = run_child([oaieval, opts.fn, eval_name, "--record_path", str(target), *passthrough], env)
         if status < 0:  # killed by a signal it could not catch (kill -9, out of memory): a stop too

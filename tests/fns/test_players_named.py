@@ -49,8 +49,9 @@ def strip_players_event(src: Path, dst: Path, renames: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, server):
-    """The issue's commands: gpt-4o five sessions, Qwen three, then gpt-4o by the other spelling,
-    and gpt-4o with max_tokens=5,temperature=0 on one."""
+    """The issue's commands: gpt-4o three sessions, Qwen two, then gpt-4o by the other spelling (three
+    sessions again: another --max_samples is another result), and gpt-4o with max_tokens=5,temperature=0
+    on one."""
     where = tmp_path_factory.mktemp("players")
     env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-local"}
     logs = {"a": where / "a.jsonl", "qwen": where / "qwen.jsonl", "short": where / "short.jsonl",
@@ -58,7 +59,7 @@ def runs(tmp_path_factory, server):
     before = len(server.requests)
     oaieval("econarena/chat", logs["a"], env, 3, "--completion_args", "model=gpt-4o")
     oaieval("econarena/chat", logs["qwen"], env, 2, "--completion_args", f"model={QWEN}")
-    oaieval("econarena/chat:gpt-4o", logs["short"], env, 2)
+    oaieval("econarena/chat:gpt-4o", logs["short"], env, 3)  # as many sessions: --max_samples is the condition's
     oaieval("econarena/chat", logs["override"], env, 1, "--completion_args", "model=gpt-4o,max_tokens=5,temperature=0")
     return where, logs, server.requests[before:]
 
@@ -92,7 +93,7 @@ def test_one_model_by_both_spellings_is_one_row_and_an_override_is_its_own_colum
     rows = {(d["player"], d["column"]): d for d in data["conditions"]}
     assert set(rows) == {(gpt4o, "beauty_L"), (f"econarena/chat:{QWEN} @ {endpoint}", "beauty_L"),
                          (gpt4o, "beauty_L (max_tokens=5, temperature=0)")}
-    assert rows[(gpt4o, "beauty_L")]["sessions"] == 2  # the newer spelling's log: the same condition
+    assert rows[(gpt4o, "beauty_L")]["log"].endswith("short.jsonl")  # the newer spelling's log: the same condition
     assert rows[(gpt4o, "beauty_L")]["group"] == "overall"
     assert rows[(gpt4o, "beauty_L (max_tokens=5, temperature=0)")]["group"] is None
     status = {Path(n["file"]).name: n for n in data["inputs"]}

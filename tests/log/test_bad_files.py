@@ -60,7 +60,7 @@ class CountingFile(io.RawIOBase):
 @pytest.mark.parametrize("fill", [b"\0", b"garbage without newline ", b"\xff\xfe not utf-8\n"])
 def test_a_huge_file_that_is_not_a_log_is_refused_after_its_first_line(monkeypatch, fill):
     raw = CountingFile(2**30, fill)
-    monkeypatch.setattr(logs, "open", lambda path, mode="r": io.BufferedReader(raw), raising=False)
+    monkeypatch.setattr(logs, "open_regular", lambda path, reading: io.BufferedReader(raw))
     reading = Reading()
     assert list(iter_rows(Path("huge.jsonl"), reading)) == []
     assert reading.refused and logs.NOT_AN_EVALS_LOG in reading.refused

@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 from test_e2e import assert_rescores
 
+from econarena_evals.games import outcome_from_event, run_event
+from econarena_evals.games.beauty import score_run
 from econarena_evals.log.evallog import read_log
 from econarena_evals.run.resume import ResumeRefused, plan
 from econarena_evals.run.resume_command import hint, next_record_path, resume_command
-from econarena_evals.score.metrics import METRICS
+from econarena_evals.score.metrics import METRICS, session_metrics
 
 from conftest import REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
@@ -236,17 +238,25 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
             "run_config": {"eval_spec": {"args": {"game": "beauty"}}, "seed": 1}}
     rows = [{"spec": spec}]
 
-    def session(i, errored=False, runs=2):
+    def scored(i, r):  # a real run event: the resume derives a session's figures from its runs
+        outcome = score_run([10.0, 20.0, 30.0, 40.0, 50.0], 60, 100.0, ["p"] * 5)
+        return run_event(outcome, cell="beauty_L", session=i, run=r, runs=2, history_runs=0,
+                         game_params={"c_bar": 60, "prize": 100.0})
+
+    truth = session_metrics([outcome_from_event(scored(0, r)) for r in range(2)], "p")
+
+    def session(i, errored=False, runs=2, eas=None):
         sid = f"econarena.beauty_L.{i}"
         out = [{"type": "sampling", "sample_id": sid, "data": {"prompt": "x", "sampled": ["y"]}}]
-        out += [{"type": "econarena_run", "sample_id": sid, "data": {"session": i, "run": r}} for r in range(runs)]
+        out += [{"type": "econarena_run", "sample_id": sid, "data": scored(i, r)} for r in range(runs)]
         if runs == 2:
             out.append({"type": "econarena_session", "sample_id": sid,
                         "data": {"session": i, "errored": errored,
-                                 **{m: None if errored else 0.5 for m in METRICS}}})
+                                 **{m: None if errored else truth[m] for m in METRICS},
+                                 **({"eas": eas} if eas is not None else {})}})
         return out
 
-    for row in session(0) + session(1, errored=True) + session(2, runs=1) + session(3):
+    for row in session(0) + session(1, errored=True) + session(2, runs=1) + session(3, eas=0.999):
         rows.append(row)
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"type": "sampling", "sam')
@@ -256,6 +266,9 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
     assert [t for t, _ in p.done[0].events] == ["sampling", "econarena_run", "econarena_run", "econarena_session"]
     assert all(d.get("resumed_from") == str(log.resolve()) for t, d in p.done[0].events if t != "sampling")
     assert "resumed_from" not in p.done[0].events[0][1]
+    # a logged figure the runs do not give is named, and the copy carries the derived one
+    assert p.forged == ["session 3"] and p.done[3].result == {"p": truth}
+    assert p.done[3].events[-1][1]["eas"] == truth["eas"] != 0.999
     with pytest.raises(ResumeRefused, match="seed: 1 vs 2"):
         plan(str(log), {**spec, "run_config": {**spec["run_config"], "seed": 2}}, runs=2, players=["p"])
     with pytest.raises(ResumeRefused, match="own --record_path"):

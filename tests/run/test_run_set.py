@@ -22,6 +22,14 @@ SET = ["econarena.beauty_L", "econarena.beauty_M", "econarena.beauty_H", "econar
        "econarena.auction_L"]
 
 
+def folder_of(out: Path, fn: str) -> Path:
+    """The one folder of ``fn``'s condition under --out (``<fn>-<hash of the condition>``)."""
+    found = [p for p in out.glob(fn.replace("/", "_") + "-*") if p.is_dir()]
+    assert len(found) == 1, found
+    assert json.loads((found[0] / "condition.json").read_text())["fn"] == fn
+    return found[0]
+
+
 def final_report(path: Path) -> dict:
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     return next(r["final_report"] for r in rows if "final_report" in r)
@@ -32,7 +40,7 @@ def test_a_set_goes_to_its_own_folder_and_a_second_run_keeps_every_log(tmp_path)
     proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "2",
                     "--price-in", "2.5", "--price-out", "10"], base_env())
     assert "tokens used" in proc.stdout  # the prices went to the summary, not to oaieval
-    logs = sorted((out / "econarena_nash").glob("*.jsonl"))
+    logs = sorted(folder_of(out, "econarena/nash").glob("*.jsonl"))
     assert [p.stem for p in logs] == sorted(SET)
     assert all(final_report(p)["sessions"] == 2 for p in logs)
     table = [line for line in proc.stdout.splitlines() if line.startswith("econarena/nash ")]
@@ -48,7 +56,7 @@ def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
     env = base_env() | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}  # nothing listens
     proc = run_cli([cli("econarena-run"), "econarena/chat:gpt-4o", "econarena", "--out", str(tmp_path),
                     "--max_samples", "1", "--extra_eval_params", "call_timeout_s=3"], env, returncode=3)
-    logs = sorted((tmp_path / "econarena_chat:gpt-4o").glob("*.jsonl"))
+    logs = sorted(folder_of(tmp_path, "econarena/chat:gpt-4o").glob("*.jsonl"))
     assert [p.stem for p in logs] == sorted(SET)
     assert all(final_report(p)["errored_sessions"] == 1 for p in logs)
     assert proc.stderr.count("econarena-run: [") == 5
@@ -73,7 +81,7 @@ def test_a_refused_run_leaves_nothing_kept_and_the_corrected_command_runs_it(tmp
     args = [cli("econarena-run"), "econarena/nash", "econarena", "--out", str(tmp_path), "--max_samples", "2"]
     run_cli(args + ["--extra_eval_params", "temprature=0"], base_env(), returncode=2)
     again = run_cli(args, base_env())
-    logs = sorted((tmp_path / "econarena_nash").glob("*.jsonl"))
+    logs = sorted(folder_of(tmp_path, "econarena/nash").glob("*.jsonl"))
     assert [p.stem for p in logs] == sorted(SET) and ": kept " not in again.stderr
     assert all(final_report(p)["sessions"] == 2 for p in logs)
 
@@ -94,7 +102,7 @@ def test_sigterm_stops_the_set_and_its_oaieval_and_the_same_command_resumes_payi
         assert len(server.requests) == sent  # its oaieval ended with it: nothing is left sending
         again = run_cli(args, env)
         assert "resuming from it" in again.stderr
-        folder = tmp_path / "econarena_chat:m"
+        folder = folder_of(tmp_path, "econarena/chat:m")
         assert final_report(folder / "econarena.beauty_L.resumed.jsonl")["sessions"] == 1
         assert server.answered() == 5 * 50  # five cells of one session, 50 seat calls each: none paid twice
         assert answered_first > 0
@@ -118,8 +126,8 @@ def test_an_oaieval_killed_by_a_signal_stops_the_set_and_the_same_command_resume
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 137, err[-3000:]
         assert "oaieval was killed by signal 9: the set stops here" in err
-        folder = tmp_path / "econarena_chat:m"
-        assert sorted(p.name for p in folder.iterdir()) == ["econarena.beauty_L.jsonl"]  # the next eval never began
+        folder = folder_of(tmp_path, "econarena/chat:m")
+        assert sorted(p.name for p in folder.iterdir()) == ["condition.json", "econarena.beauty_L.jsonl"]  # the next eval never began
         again = run_cli(args, env)
         assert "resuming from it" in again.stderr
         # at most the calls the kill caught in flight (a lane holds up to OPEN_WIDE) are paid twice
