@@ -121,6 +121,8 @@ setup(
         # markdown-it-py: the CommonMark renderer the report.md escaping test renders with
         "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "markdown-it-py>=3", "ruff>=0.5"],
         "report": ["matplotlib>=3.5"],
+        # the inspect_ai front end (docs/inspect.md): inspect eval econarena_evals/<cell>; no evals needed
+        "inspect": ['inspect-ai==0.3.285; python_version >= "3.10"'],
     },
     entry_points={
         "console_scripts": [
@@ -128,6 +130,9 @@ setup(
             "econarena-report=econarena_evals.report.build:main",
             "econarena-plan=econarena_evals.run.plan:main",
             "econarena-run=econarena_evals.run.run_set:main",
-        ]
+        ],
+        # inspect_ai loads this module before it resolves --model or a task name: the econarena/...
+        # models and the econarena_evals/<cell> tasks (only inspect_ai ever loads it)
+        "inspect_ai": ["econarena_evals = econarena_evals.on_inspect.registry"],
     },
 )

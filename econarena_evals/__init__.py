@@ -12,6 +12,7 @@ The folders, from the bottom layer up; each may import only the folders above it
   on evals' recorder, the exit status of the ``oaieval`` process);
 - ``log``: the log format, writing and reading it;
 - ``run``: one ``oaieval`` run (the eval, its config, plan, progress, resume, exit status);
+- ``on_inspect``: the inspect_ai front end (``inspect eval econarena_evals/<cell>``), without evals;
 - ``report``: ``econarena-summary``, ``econarena-report`` and ``report.html``.
 
 docs/architecture.md has the map and the path of one seat call through it.

@@ -39,6 +39,7 @@ from .format import (
     metric_fields,
     split_metric_key,
 )
+from .inspect_log import is_inspect_log, iter_inspect_rows
 from .jsonl import NAMED_PROBLEMS, NOT_AN_EVALS_LOG, Reading, iter_rows
 
 
@@ -383,7 +384,9 @@ def read_log(path: Path) -> EvalLog:
     log = EvalLog(path=Path(path))
     reading = Reading()
     bad_spec = None
-    for lineno, row in iter_rows(path, reading):
+    # an inspect_ai log of the inspect front end reads as the same rows (``inspect_log``)
+    rows = iter_inspect_rows(path, reading) if is_inspect_log(path) else iter_rows(path, reading)
+    for lineno, row in rows:
         kind, data = row.get("type"), row.get("data")
         if "spec" in row:
             why = shape_problem(row["spec"], SPEC_SHAPE)
@@ -477,7 +480,8 @@ def read_log(path: Path) -> EvalLog:
 def find_logs(paths: Iterable[Path]) -> Iterator[Path]:
     for p in paths:
         p = Path(p)
-        if p.is_dir():
-            yield from sorted(p.rglob("*.jsonl"))
+        if p.is_dir():  # evals' logs, and the inspect front end's (.eval, and .json that open as inspect's)
+            yield from sorted([*p.rglob("*.jsonl"), *p.rglob("*.eval"),
+                               *(j for j in p.rglob("*.json") if is_inspect_log(j))])
         else:
             yield p

@@ -7,7 +7,6 @@ It asks the cell's game for prompts, scores and event fields, and never branches
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import logging
 import sys
 import threading
@@ -29,6 +28,7 @@ from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
 from ..core.redact import redact_text
+from ..core.seeds import call_seed
 from ..core.sessions import Session, history_window, seat_players, waves
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
@@ -553,8 +553,7 @@ class EconArena(evals.Eval):
 
     def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
         """Per (eval seed, cell, session, run, seat): independent of thread timing, stable on rerun."""
-        key = f"{self.seed}:{self.cell_name}:{state.session.index}:{run}:{seat}"
-        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
+        return call_seed(self.seed, self.cell_name, state.session.index, run, seat)
 
     # ---- the game-specific pieces: the game says ----
 
