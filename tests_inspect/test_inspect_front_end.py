@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from econarena_evals.log.format import SESSION_EVENT
+
 from conftest import evals_bin, inspect_eval, inspect_sessions, oaieval, oaieval_sessions, run
 from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
@@ -72,7 +74,7 @@ def test_an_arena_by_model_roles_scores_and_reports_as_oaieval_s_arena(tmp_path)
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     [log] = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "inspect"))]
-    theirs = {int(s.id): s.store["econarena_session"] for s in log.samples}
+    theirs = {int(s.id): s.store[SESSION_EVENT] for s in log.samples}
     ours = oaieval_sessions(tmp_path / "evals" / "arena.jsonl")
     assert sorted(ours) == sorted(theirs) and len(ours) == 20
     for session, event in ours.items():

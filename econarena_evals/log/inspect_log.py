@@ -31,11 +31,12 @@ from .jsonl import NOT_AN_EVALS_LOG, Reading, _escape_surrogates
 
 # What the inspect front end (``on_inspect.tasks``) stores: in the task's metadata, the run's spec;
 # in each sample's store, the session's run events, its session event, who played, each call's usage.
-SPEC_KEY = "econarena"
+# The session and players entries hold what the events of those names hold in an evals log.
+SPEC_KEY = "econarena_spec"
 RUNS_KEY = "econarena_runs"
-SESSION_KEY = "econarena_session"
-PLAYERS_KEY = "econarena_players"
-USAGE_KEY = "econarena_usage"
+SESSION_KEY = SESSION_EVENT
+PLAYERS_KEY = PLAYERS_EVENT
+USAGE_KEY = "econarena_calls"
 
 FRONT_END = "inspect"
 SUFFIX = f" ({FRONT_END})"  # the evaluated player's name in a report: a row of its own
