@@ -89,3 +89,16 @@ def test_arena_scores_each_player_under_its_own_name(tmp_path):
     assert {s["player"] for r in log.runs for s in r["seats"]} == {"econarena/random", "econarena/nash"}
     _, rescored = log.rescore()
     assert rescored == {k: report[k] for k in rescored}
+
+
+def test_a_run_leaves_no_thread_that_wakes_while_the_process_exits(tmp_path):
+    """A thread that is still waking up now and then when the interpreter shuts down may run while it
+    does (tqdm wakes its monitor from an exit handler): the fast lane's processes ended with tqdm's
+    monitor alive, started by evals' disabled progress bar, and one of them once died of signal 11
+    after the tests. After a run, only the seat calls' workers remain, idle (they wait on a queue
+    nothing writes to again, and are reused by the next run)."""
+    before = set(threading.enumerate())
+    run_eval([Garbage()], ["garbage"], tmp_path)
+    left = [(t.name, t.daemon) for t in threading.enumerate()
+            if t.name == "tqdm_monitor" or (t not in before and t.name != "econarena-seat-call")]
+    assert left == []
