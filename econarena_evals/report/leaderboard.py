@@ -23,12 +23,12 @@ EVERY_COLUMN = "every column"  # the leaderboard's group when no column has defa
 class Entry:
     """One model in one column: its EAS of each finished session, in the log's order, and by session."""
 
-    __slots__ = ("player", "column", "group", "values", "eas")
+    __slots__ = ("player", "column", "group", "eas_list", "eas")
 
-    def __init__(self, player: str, column: str, group: Optional[str], values: Sequence[float],
+    def __init__(self, player: str, column: str, group: Optional[str], eas_list: Sequence[float],
                  by_session: Mapping[int, Optional[float]]):
         self.player, self.column, self.group = player, column, group
-        self.values = [float(v) for v in values]
+        self.eas_list = [float(v) for v in eas_list]
         self.eas = {int(s): float(v) for s, v in by_session.items() if v is not None}
 
 
@@ -49,11 +49,11 @@ def leaderboard(entries: Sequence[Entry]) -> dict[str, Any]:
             e = by_key.get((p, col))
             if e is None:
                 continue
-            values = e.values
-            samples.append(values)
-            if values:
-                cells[col] = {"mean": round(math.fsum(values) / len(values), 12),
-                              "ci95": list(metric_interval(values, col, p, "eas")), "sessions": len(values)}
+            eas_list = e.eas_list
+            samples.append(eas_list)
+            if eas_list:
+                cells[col] = {"mean": round(math.fsum(eas_list) / len(eas_list), 12),
+                              "ci95": list(metric_interval(eas_list, col, p, "eas")), "sessions": len(eas_list)}
             else:
                 cells[col] = {"mean": None, "ci95": None, "sessions": 0}
         means = [math.fsum(g) / len(g) for g in samples if g]
