@@ -102,7 +102,7 @@ def not_registered(name: str, known: list[str], argv: Any = None) -> str:
     close = closest(name, known)
     if close:
         said += f"; closest: {', '.join(close)}"
-    if name.startswith(CHAT_NAME.split("/")[0] + "/"):  # econarena/nsh: one of ours, mistyped
+    if name.startswith("econarena/"):  # econarena/nsh: one of ours, mistyped
         return said if close else said + " (the built-in players: docs/players.md)"
     return (f"{said}; {'or, ' if close else ''}to play the chat model {name}, name it {CHAT_PREFIX}{name}: "
             f"{_command_with(name, CHAT_PREFIX + name, sys.argv if argv is None else argv)}")

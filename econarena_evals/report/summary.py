@@ -53,7 +53,14 @@ def own_logs(folder: Path) -> tuple[list[Path], str]:
     says what was read and how to read something else."""
     logs = list(find_logs([folder])) if folder.is_dir() else []
     uid = os.getuid() if hasattr(os, "getuid") else None
-    mine = [p for p in logs if uid is None or p.stat().st_uid == uid]
+
+    def owner(path: Path) -> Optional[int]:
+        try:
+            return path.stat().st_uid
+        except OSError:  # gone since it was listed
+            return None
+
+    mine = [p for p in logs if uid is None or owner(p) == uid]
     others = f", {len(logs) - len(mine)} of other users left out" if len(mine) < len(logs) else ""
     return mine, (f"econarena-summary: no folder named, so this reads your {len(mine)} log(s) in {folder}{others}, "
                   "where oaieval writes every run given no --record_path, other people's and other days' too; "

@@ -92,11 +92,10 @@ def test_arena_scores_each_player_under_its_own_name(tmp_path):
 
 
 def test_a_run_leaves_no_thread_that_wakes_while_the_process_exits(tmp_path):
-    """A thread that is still waking up now and then when the interpreter shuts down may run while it
-    does (tqdm wakes its monitor from an exit handler): the fast lane's processes ended with tqdm's
-    monitor alive, started by evals' disabled progress bar, and one of them once died of signal 11
-    after the tests. After a run, only the seat calls' workers remain, idle (they wait on a queue
-    nothing writes to again, and are reused by the next run)."""
+    """A thread still waking up now and then when the interpreter shuts down may run while it does
+    (tqdm wakes its monitor from an exit handler): every process of the fast lane ended with tqdm's
+    monitor alive, started by evals' disabled progress bar and never stopped. After a run, only the
+    seat calls' workers remain, idle (they wait on a queue and are reused by the next run)."""
     before = set(threading.enumerate())
     run_eval([Garbage()], ["garbage"], tmp_path)
     left = [(t.name, t.daemon) for t in threading.enumerate()
