@@ -223,7 +223,8 @@ def derive_figures(log: EvalLog, reading: Reading) -> None:
                               + (", ..." if len(wrong) > 3 else "") + " are not what its sessions score ("
                               + ", ".join(f"{k} {_figure_text(derived_report.get(k))}" for k in wrong[:3])
                               + "): the derived means are used")
-        log.final_report = {**{k: v for k, v in report.items() if k not in logged}, **derived_report}
+        # in the eval's order: the means and counts first, then what oaieval added (token usage)
+        log.final_report = {**derived_report, **{k: v for k, v in report.items() if k not in logged}}
 
 
 def _is_num(x: Any) -> bool:
