@@ -94,11 +94,16 @@ def test_an_overload_that_never_ends_stops_the_run_after_the_patience():
     def call():
         raise refusal(*OVERLOAD_BODIES["google"])
 
-    started = time.monotonic()
-    results = call_all([(object(), call)], CallPolicy(rate_limit_patience_s=0.5, backoff_base_s=0.05))
+    tries = []
+
+    def counted():
+        tries.append(1)
+        return call()
+
+    results = call_all([(object(), counted)], CallPolicy(rate_limit_patience_s=0.5, backoff_base_s=0.05))
     assert isinstance(results[0], openai.InternalServerError) and RUN.stop_word == "overloaded"
     assert "rate_limit_patience_s=0.5" in RUN.stop_reason and "resume" in RUN.stop_reason
-    assert time.monotonic() - started >= 0.5
+    assert len(tries) > 1  # probed again, not given up at the first overload (the time is bench/storms.py's)
 
 
 def test_a_call_that_fails_while_its_lane_answers_others_gets_more_tries_but_ends():
@@ -207,20 +212,17 @@ def test_an_overload_from_the_first_request_is_waited_out(tmp_path):
 def test_an_overload_that_never_ends_is_a_resumable_stop_after_the_patience(tmp_path):
     storm = Storm(after_s=0.0, for_s=float("inf"), shape="google")
     server = OpenAIServer(scripted, models=("claude-sonnet-4-5",), answer=storm).start()
-    started = time.monotonic()
     try:
         proc = oaieval(server, "beauty_L", tmp_path / "log.jsonl", "--max_samples", "3",
                        "--extra_eval_params", "rate_limit_patience_s=6")
     finally:
         server.stop()
-    took = time.monotonic() - started
     assert proc.returncode == 4, proc.stderr[-3000:]
     assert "econarena: stopped: overloaded (503/529): no answer from this endpoint for rate_limit_patience_s=6s" \
         in proc.stderr
     assert "resume_from=" in proc.stderr and "Traceback" not in proc.stderr
     # refusals are probes, one at a time: far fewer than the calls waiting
-    assert storm.refused < 60, storm.refused
-    assert took < 6 + 60
+    assert storm.refused < 60, storm.refused  # how long it took is bench/storms.py's figure
 
 
 @pytest.mark.e2e
