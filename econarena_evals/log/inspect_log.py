@@ -26,7 +26,16 @@ import zstandard
 
 from ..fns.identity import endpoint_label, registry_class
 from ..score.metrics import METRICS
-from .format import PLAYERS_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, STOP_EVENT, final_report
+from .format import (
+    PLAYERS_EVENT,
+    RUN_EVENT,
+    SEAT_TAG,
+    SESSION_EVENT,
+    STOP_EVENT,
+    final_report,
+    player_metrics,
+    split_metric_key,
+)
 from .jsonl import NOT_AN_EVALS_LOG, Reading, _escape_surrogates
 
 # What the inspect front end (``on_inspect.tasks``) stores: in the task's metadata, the run's spec;
@@ -141,7 +150,7 @@ def iter_inspect_rows(path: Path, reading: Optional[Reading] = None) -> Iterator
                        "completion_fns": [evaluated],
                        "eval_spec": {"args": spec.get("args") or {}, "registry_path": None, "key": spec["eval_name"]}}}}
     players_seen: dict[str, dict[str, Any]] = {}
-    results: list[Optional[dict[str, dict[str, float]]]] = []
+    results: list[dict[str, Any]] = []  # the session events
     for number, sample in enumerate(samples, start=1):
         store = sample.get("store") if isinstance(sample, dict) else None
         if not isinstance(store, dict) or SESSION_KEY not in store:
@@ -166,7 +175,7 @@ def iter_inspect_rows(path: Path, reading: Optional[Reading] = None) -> Iterator
                 yield number, {"run_id": run_id, "type": "sampling",
                                "data": {SEAT_TAG: tag, "usage": call.get("usage"), "model": call.get("model"),
                                         "finish_reason": call.get("finish_reason")}}
-        results.append(None if session.get("errored") else {evaluated: {m: session.get(m) for m in METRICS}})
+        results.append(session)
     entries = []
     for name, entry in players_seen.items():
         is_evaluated = not entry.get("opponent") and not entries
@@ -179,7 +188,12 @@ def iter_inspect_rows(path: Path, reading: Optional[Reading] = None) -> Iterator
         yield len(samples) + 1, {"run_id": run_id, "type": PLAYERS_EVENT, "data": {"players": entries}}
     status = str(header.get("status") or "")
     if status == "success":
-        yield len(samples) + 1, {"run_id": run_id, "final_report": final_report(results, [evaluated])}
+        # every player's means, in the session events' order (the evaluated player first, then the
+        # others as their keys name them), as the plugin's final report holds them
+        players = list(dict.fromkeys([evaluated] + [split_metric_key(k)[1] for s in results for k in s
+                                                    if split_metric_key(k)[0] in METRICS and "/" in k]))
+        finished = [None if s.get("errored") else player_metrics(s, players) for s in results]
+        yield len(samples) + 1, {"run_id": run_id, "final_report": final_report(finished, players)}
     elif status in ("error", "cancelled"):
         error = header.get("error") if isinstance(header.get("error"), Mapping) else {}
         reason = str(error.get("message") or status).strip().splitlines()
