@@ -106,7 +106,7 @@ def base_env(source: bool = True) -> dict[str, str]:
     return env
 
 
-ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.run.exit_status)
+ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.integration.status)
 
 
 def dead_endpoint(env: dict[str, str]) -> dict[str, str]:

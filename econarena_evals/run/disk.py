@@ -16,9 +16,9 @@ import sys
 from typing import Any, Callable
 
 from ..calls.state import stop_run
+from ..integration import status as exit_status
 from ..integration.log_file import describe, mount_point
 from ..integration.recorder import log_path_of, sessions_written, write_failed
-from . import exit_status
 from .resume_command import RESUME_DIR_ENV, hint_at_exit
 
 

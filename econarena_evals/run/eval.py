@@ -37,6 +37,7 @@ from ..fns.identity import players_settings
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
+from ..integration import status as exit_status
 from ..integration.progress_bar import bar_unless_asked, write_line
 from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
 from ..integration.threads import threads_for
@@ -59,7 +60,7 @@ from ..log.format import (
 )
 from ..log.recording import storable_event, unrecordable
 from ..score.metrics import session_metrics
-from . import config, disk, exit_status, resume
+from . import config, disk, resume, signals
 from .plan import ANSWERS_FOR_EXPECTED, estimate_cell, expected_from_answers
 from .progress import Progress, duration, interval_asked
 from .resume_command import hint_at_exit
@@ -236,7 +237,7 @@ class EconArena(evals.Eval):
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
         if self._waves is not None:
             print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
-        restore = exit_status.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
+        restore = signals.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
         try:
             # batch mode: every session in play at once, so that a wave of all of them is one batch;
             # evals' bar off (our progress lines say more), or our lines above it if the user asked for it
@@ -245,15 +246,15 @@ class EconArena(evals.Eval):
                 with progress, threads_for(len(to_play) if self._waves else 0):
                     results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
-            word, code, said = exit_status.interruption(exc)
+            word, code, said = signals.interruption(exc)
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
             try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
-                exit_status.grace(True)
+                signals.grace(True)
                 wait_in_flight(STOP_GRACE_S)
             except KeyboardInterrupt:  # pressed again: leave now
                 pass
             finally:
-                exit_status.grace(False)  # any further signal is passed over: the stop is one
+                signals.grace(False)  # any further signal is passed over: the stop is one
             self._record_stop(recorder, word, f"{word} ({said})")
             self._say_running_batches()
             hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)

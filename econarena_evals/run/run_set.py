@@ -41,9 +41,9 @@ from typing import Any, Mapping, Optional, Sequence
 from ..core.closest import closest
 from ..core.redact import redact_command, redact_mapping, redact_url
 from ..fns.identity import NEUTRAL_ARGS
+from ..integration import status as exit_status
 from ..log.evallog import RUNNING, EvalLog, read_log, status_of
 from ..log.jsonl import not_regular
-from . import exit_status
 from .config import POLICY_ARGS
 from .evalset import known_sets, members
 from .resume import RESUME_ENV

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from econarena_evals.integration.status import REFUSED
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
-from econarena_evals.run.exit_status import REFUSED
 
 from conftest import ROOT, base_env, cli, run_cli
 from openai_server import OpenAIServer

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 FN = "econarena/chat:gpt-4o"
 BATCH_ARGS = "batch=yes,batch_poll_s=0.1"
-TERMINATED = 143  # SIGTERM's exit status (econarena_evals.run.exit_status)
+TERMINATED = 143  # SIGTERM's exit status (econarena_evals.integration.status)
 
 
 def env_for(server: OpenAIServer) -> dict[str, str]:

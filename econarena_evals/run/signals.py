@@ -1,16 +1,8 @@
-"""How a run ends on a signal, and the exit statuses it asks for.
+"""How a run ends on a signal: Ctrl-C, SIGTERM and SIGHUP make one clean stop, whatever their number.
 
-evals 3.0.1.post1's ``oaieval`` exits 0 whatever happened inside the eval, so a batch script, or
-``oaievalset`` (which stops at a failing eval by default), could not tell a run where sessions
-errored from a clean one. The eval asks for a status with ``fail``; the codes, the one place the
-status is kept and its applying after evals' last write are ``econarena_evals.integration.status``
-(named here too, as the run uses them).
-
-Codes: 0 every session finished; 2 refused before any call (a bad eval arg, a resume from another
-condition); 3 some session errored; 4 the run stopped early (an error no retry cures: quota, key,
-model; or the rate-limit patience ran out); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, what
-``timeout`` and schedulers send); 129 hung up (SIGHUP, a closed terminal). The last three are the
-shell's 128 + signal number, so a script sees the same status as for a process the signal killed.
+The exit status each asks for (130, 143, 129: the shell's 128 + signal number, so a script sees
+the same status as for a process the signal killed) is kept with the others in the one module of
+exit statuses, ``econarena_evals.integration.status``.
 """
 from __future__ import annotations
 
@@ -18,18 +10,7 @@ import signal
 import threading
 from typing import Any, Callable
 
-from ..integration.status import (  # noqa: F401 - the run's names for them
-    ERRORED,
-    HUNG_UP,
-    INTERRUPTED,
-    REFUSED,
-    STOPPED,
-    TERMINATED,
-    fail,
-    refuse,
-    requested,
-    under_cli,
-)
+from ..integration.status import HUNG_UP, INTERRUPTED, TERMINATED, under_cli
 
 # signal -> (the stop's word in the log and the summary, exit status, what the user is told)
 _SIGNALS = {signal.SIGINT: ("interrupted", INTERRUPTED, "Ctrl-C"),
