@@ -111,7 +111,7 @@ ERRORED = 3  # oaieval's exit status when a session errored (econarena_evals.int
 
 def dead_endpoint(env: dict[str, str]) -> dict[str, str]:
     """``env`` with evals' OpenAI fns pointed at a port nothing listens on, with a key: every
-    session errors after its retries (no key at all stops the run at the first call instead)."""
+    session errors after its retries (no key at all is refused before the run instead)."""
     return {**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}
 
 

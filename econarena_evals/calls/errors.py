@@ -140,7 +140,7 @@ def fatal(exc: BaseException) -> Optional[tuple[str, str]]:
     """(the stop's word in the log and the summary's status, the line for the user), or None."""
     if _no_key(exc):
         # the environment, not --completion_args api_key=...: evals writes the command line into the log
-        return "key", "no API key was given: export OPENAI_API_KEY=..., then resume"
+        return "key", "no API key was given: set the OPENAI_API_KEY environment variable to your key, then resume"
     status = status_of(exc)
     if status is None or status in OVERLOADED:
         return None

@@ -82,6 +82,13 @@ def _route(keyword: str) -> str:
     return "chat" if keyword == "messages" else "completions"
 
 
+def no_key_line(model: str, why: str) -> str:
+    """The refusal of a run whose every request would go without an API key (said before the plan,
+    not at the first call); no ``NAME=value`` in it, which the stop line would mask as a secret."""
+    return (f"no API key for {model} ({why}): set the OPENAI_API_KEY environment variable to your key "
+            "and run again (nothing was sent)")
+
+
 def check_args(fn: CompletionFn) -> None:
     """Refuse (ValueError), before any call, what a fn would send on every request and the client
     or the endpoint would refuse every time: a completion arg neither econarena/chat nor the openai
@@ -97,6 +104,9 @@ def check_args(fn: CompletionFn) -> None:
         return
     route = _route(evals_fn[3])
     if type(fn) in (evals_openai.OpenAIChatCompletionFn, evals_openai.OpenAICompletionFn):
+        if not (getattr(fn, "api_key", None) or os.environ.get("OPENAI_API_KEY")):
+            # the openai client refuses to build without one, whatever the endpoint: every call would fail
+            raise ValueError(no_key_line(str(fn.model), "evals' own OpenAI fns want one for any endpoint"))
         refusal = evals_fn_refusal(str(fn.model), type(fn), route, getattr(fn, "econarena_completion_args", None) or {})
         if refusal:  # OpenAICompletionFn drops what its constructor does not name: never sent, silently
             raise ValueError(refusal)
@@ -118,6 +128,8 @@ def _check_chat(fn: ChatCompletionFn) -> None:
     """econarena/chat sends every completion arg it does not take itself into ``create()``."""
     if type(fn).request is not ChatCompletionFn.request or type(fn)._create is not ChatCompletionFn._create:
         return  # a subclass that builds its own request knows what it sends
+    if fn.azure is None and fn.api_key is None:  # a local server (OPENAI_BASE_URL) needs none
+        raise ValueError(no_key_line(fn.model, "its requests would go to the OpenAI API: no OPENAI_BASE_URL is set"))
     options = fn.extra_options
     if "messages" in options:
         raise ValueError("completion arg messages: econarena/chat sends the eval's prompt as messages")

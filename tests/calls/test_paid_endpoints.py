@@ -99,9 +99,10 @@ def test_a_refused_key_stops_the_run_with_one_line(tmp_path):
 
 
 # evals' own fn wants a key whatever the endpoint; econarena/chat only for the OpenAI API (a local
-# server needs none), which it would reach here with no OPENAI_BASE_URL: refused before connecting
+# server needs none), which it would reach here with no OPENAI_BASE_URL: refused before the plan,
+# in one line, exit 2, no log left and nothing sent
 @pytest.mark.parametrize("fn,local", [("gpt-4", True), ("econarena/chat:gpt-4o", False)])
-def test_no_api_key_stops_the_run_with_one_line_before_any_request(tmp_path, fn, local):
+def test_no_api_key_is_refused_in_one_line_before_any_request(tmp_path, fn, local):
     server = OpenAIServer(scripted, models=("gpt-4",)).start()
     env = base_env() | ({"OPENAI_BASE_URL": server.base_url} if local else {})  # and no OPENAI_API_KEY
     try:
@@ -110,10 +111,11 @@ def test_no_api_key_stops_the_run_with_one_line_before_any_request(tmp_path, fn,
                               text=True, timeout=300)
     finally:
         server.stop()
-    assert proc.returncode == 4, proc.stderr[-2000:]
-    stops = [line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped:")]
-    assert len(stops) == 1 and "no API key was given" in stops[0]
-    assert server.requests == []  # the client refused to build: nothing was sent
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    ours = [line for line in proc.stderr.splitlines() if line.startswith("econarena:")]
+    assert len(ours) == 1 and ours[0].startswith("econarena: no API key for ") and "OPENAI_API_KEY" in ours[0], ours
+    assert "plan:" not in proc.stderr and "***" not in ours[0]  # before the plan; nothing reads as masked
+    assert server.requests == [] and not (tmp_path / "log.jsonl").exists()
 
 
 def test_azure_openai_through_the_chat_fn(tmp_path):
