@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, Optional, Union
 
-from .errors import SeatCallError, is_endpoint_failure
+from .errors import SeatCallError, described, is_endpoint_failure
 from .policy import CallPolicy
 from .state import RUN
 
@@ -55,7 +55,7 @@ class Breaker:
             if not is_endpoint_failure(result):  # type: ignore[arg-type]
                 return
             self._failures += 1
-            self._last_error = f"{type(result).__name__}: {result}"
+            self._last_error = described(result)  # type: ignore[arg-type]
             if self._failures != self.threshold:
                 return
             self._next_probe = time.monotonic() + self.probe_interval_s

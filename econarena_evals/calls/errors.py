@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any, Mapping, Optional
 
+from ..core.redact import redact_url
 from .limits import parse_duration, seconds_until
 
 
@@ -231,3 +232,16 @@ def is_endpoint_failure(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError))
+
+
+def described(exc: BaseException) -> str:
+    """``Type: message``, and the endpoint the failed request went to when the error knows it and
+    its message does not say it (the openai client's ``Connection error.`` names no URL)."""
+    line = f"{type(exc).__name__}: {exc}"
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    if url is not None:
+        where = redact_url(str(url).split("?", 1)[0])
+        if where and str(where) not in line:
+            line += f" ({request.method} {where})" if isinstance(getattr(request, "method", None), str) else f" ({where})"
+    return line

@@ -21,7 +21,7 @@ from evals.record import RecorderBase
 
 from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
-from ..calls.errors import NotACompletion
+from ..calls.errors import NotACompletion, described
 from ..calls.state import RUN, stop_run, wait_in_flight
 from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
@@ -456,7 +456,7 @@ class EconArena(evals.Eval):
                 seat, exc = failed[0]
                 if state.error is None:
                     # runs counted from 1, as seats are, wherever a person reads them
-                    state.error = f"run {run + 1} seat {seat}: {type(exc).__name__}: {exc}"
+                    state.error = f"run {run + 1} seat {seat}: {described(exc)}"
                 continue
             outcome = self._score(state, run, [parse_choice(a) for a in answers])
             state.outcomes[run] = outcome

@@ -77,7 +77,7 @@ def token_counter(model: Optional[str]) -> tuple[Callable[[str], int], str]:
         encoding = found[0]
         _counters[name] = (lambda text: len(encoding.encode(text, disallowed_special=())), f"tiktoken {encoding.name}")
     else:
-        _counters[name] = (_chars, "characters/4 (tiktoken's encoding is not on this machine)")
+        _counters[name] = (_chars, "characters/4 (tiktoken's encoding files are not cached on this machine, and it would download them)")
     return _counters[name]
 
 
@@ -116,9 +116,10 @@ class Estimate:
         return max(bounds) if (rpm or tpm) else None
 
     def line(self) -> str:
-        calls = f"{self.calls:,} seat calls ({self.sessions} sessions)"
+        sessions = f"{self.sessions} session" + ("" if self.sessions == 1 else "s")
+        calls = f"{self.calls:,} seat calls ({sessions})"
         if self.kept:
-            calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({self.sessions} sessions)"
+            calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({sessions})"
         return (f"{calls}; prompts ~{self.prompt_tokens:,} tokens "
                 f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens, "
                 f"~{self.completion_expected:,} expected ({self.expected_words()})")
