@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +102,14 @@ def test_a_refused_run_leaves_no_log_behind(params, tmp_path):
                     "--record_path", str(log), "--extra_eval_params", params], base_env(), returncode=2)
     assert len([x for x in done.stderr.splitlines() if x.startswith("econarena: ")]) == 1
     assert not log.exists()
+
+
+@pytest.mark.e2e
+def test_a_refused_run_with_evals_default_path_leaves_no_folder_behind():
+    """With no --record_path, evals writes /tmp/evallogs/<run id>_econarena/nash_<eval>.jsonl: the
+    "/" of the fn's name makes a folder of the run id, which goes with the refused run's log."""
+    done = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                    "--extra_eval_params", "temprature=0"], base_env(), returncode=2)
+    run_id = re.search(r"Run started: (?:\x1b\[[0-9;]*m)?(\w+)", done.stderr).group(1)
+    assert len([x for x in done.stderr.splitlines() if x.startswith("econarena: ")]) == 1
+    assert not list(Path("/tmp/evallogs").glob(f"{run_id}*"))

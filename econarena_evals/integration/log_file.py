@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import stat
 import sys
@@ -162,8 +163,17 @@ def drop_unused_logs() -> None:
         if len(head) < 1 << 20 and b'"type": "sampling"' not in head and b'"final_report"' not in head:
             try:
                 os.remove(real)
+                folder = os.path.dirname(real)
+                # evals' default path, /tmp/evallogs/<run id>_<fn>_<eval>.jsonl, makes a folder of
+                # the run id when the fn's name holds a "/" (econarena/nash): it goes with the log
+                if _EVALS_RUN_FOLDER.match(os.path.basename(folder)) and not os.listdir(folder):
+                    os.rmdir(folder)
             except OSError:
                 pass
+
+
+# evals' run id (``yymmddhhmmss`` and 8 letters or digits) and the fn name's start: a folder evals made
+_EVALS_RUN_FOLDER = re.compile(r"\d{12}[A-Z0-9]{8}_[^/]+\Z")
 
 
 ON_REFUSE.append(drop_unused_logs)
