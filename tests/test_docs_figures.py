@@ -68,3 +68,14 @@ def test_a_changed_figure_or_count_changes_the_docs(counts):
 def test_the_readme_is_at_most_300_lines():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
 
+
+def test_no_page_code_or_comment_names_an_issue_by_its_number():
+    """A reader cannot look up this project's issue numbers: say what changed and why instead."""
+    number = re.compile("[Ii]ssue" + r" ?#?[0-9]+")
+    files = [ROOT / "README.md", *(p for folder in ("docs", "bench", "scripts", "econarena_evals", "tests")
+                                   for p in (ROOT / folder).rglob("*")
+                                   if p.suffix in (".md", ".py", ".sh", ".json", ".txt", ".toml", ".yaml"))]
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in files
+             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if number.search(line)]
+    assert not found, found
