@@ -65,6 +65,25 @@ def test_a_changed_figure_or_count_changes_the_docs(counts):
     assert "docs/benchmarks.md" in DOCS.stale(FIGURES, {**counts, "tests": counts["tests"] + 1})
 
 
+def test_a_table_a_bench_script_records_is_what_the_docs_then_show(tmp_path, counts):
+    """``record_table`` (``python bench/batch.py --record``) stores the figures with their command and
+    date; the docs written from that record show them, and the other tables stay as they were."""
+    path = tmp_path / "figures.json"
+    path.write_bytes(DOCS.FIGURES.read_bytes())
+    columns = FIGURES["tables"]["batch"]["columns"]
+    rows = [["`beauty_L`", "1,000", "1", "0", "9", "6.5 s", "5.0 s", "4.4 s", "yes"],
+            ["`beauty_hist`", "1,000", "10", "0", "90", "51.0 s", "50.0 s", "7.1 s", "yes"]]
+    DOCS.record_table("batch", columns, rows, "python bench/batch.py --record", "2030-01-01, 2 cores, load 1.0", path)
+    recorded = DOCS.load(path)
+    assert recorded["tables"]["batch"]["command"] == "python bench/batch.py --record"
+    assert {k: v for k, v in recorded["tables"].items() if k != "batch"} == {
+        k: v for k, v in FIGURES["tables"].items() if k != "batch"}
+    bench = DOCS.rewrite((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"), recorded, counts)
+    batch = DOCS.rewrite((ROOT / "docs" / "batch.md").read_text(encoding="utf-8"), recorded, counts)
+    assert "| `beauty_hist` | 1,000 | 10 | 0 | 90 | 51.0 s | 50.0 s | 7.1 s | yes |" in bench
+    assert "`beauty_hist` 10 batches in 51.0 s (floor 50.0 s)" in batch
+
+
 def test_the_readme_is_at_most_300_lines():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
 
