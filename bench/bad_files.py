@@ -5,7 +5,7 @@
 Makes a garbage file (random bytes, so newlines now and then) and a sparse file (``truncate``: one
 "line" of NULs with no newline) of ``--size-gb`` each, and for each runs the real
 ``econarena-summary`` and ``econarena-report`` on it, printing wall time, peak RSS (the child's
-``ru_maxrss``) and exit status. Target (issue 24): under 5 s and 200 MB each. Then a real log with
+``ru_maxrss``) and exit status. Target: under 5 s and 200 MB each. Then a real log with
 one 64 MiB line in its middle: what a line past ``MAX_LINE_BYTES`` costs.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A completion arg no fn and no ``create()`` takes is refused before the first call (issue 29 item
-1): one line naming it and the closest names, exit status 2, not one request at the server; a
+"""A completion arg no fn and no ``create()`` takes is refused before the first call:
+one line naming it and the closest names, exit status 2, not one request at the server; a
 right but unusual arg still reaches the server."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A wrong eval or eval-set name under stock ``oaieval``/``oaievalset`` is one line with the closest
-names and exit status 2 (issue 29 item 1), for any eval, not only ours; evals printed 48 KB and
+names and exit status 2, for any eval, not only ours; evals printed 48 KB and
 exited 1 (``oaieval``), or ran nothing and exited 0 (``oaievalset``)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Files that are not evals logs, and hand-edited logs, given to the report tools (issue 24, item 7).
+"""Files that are not evals logs, and hand-edited logs, given to the report tools.
 
 A file whose first line is not a run spec is refused at that line, whatever its size; a line past
 ``MAX_LINE_BYTES`` is named and skipped without being held; a hand-edited log never crashes

@@ -1,4 +1,4 @@
-"""The log format is spelled in one module (issue 27, item 2): ``log/format.py`` names every
+"""The log format is spelled in one module: ``log/format.py`` names every
 EconArena event, the seat tag and the ``metric`` / ``metric/player`` key scheme, and every other
 module of the package takes them from there."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One log, one writer (issue 24, item 4): a second ``oaieval`` on a ``--record_path`` that a live
+"""One log, one writer: a second ``oaieval`` on a ``--record_path`` that a live
 run is writing is refused before any request and before the file is touched; a killed run's lock
 does not outlive it."""
 from __future__ import annotations

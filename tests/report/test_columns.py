@@ -1,4 +1,4 @@
-"""Model against model in one column (issue 29 item 2): every fn played against the same opponents
+"""Model against model in one column: every fn played against the same opponents
 shares one column, named by the opponents, with a paired comparison between them; Nash play is
 called a ceiling only where no player can score above it. Logs made by the real oaieval."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cost paid (issue 29 item 4): tokens used per player and column, counted from the log, priced
+"""The cost paid: tokens used per player and column, counted from the log, priced
 at the prices given, beside the plan the run recorded; checked against what a real local server
 billed. Logs made by the real oaieval against tests/openai_server.py."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Process faults end loudly and resumably: a full disk, a bad --out or --registry_path, and
-completion args or plan options outside their domain (issue 24, item 8)."""
+completion args or plan options outside their domain."""
 from __future__ import annotations
 
 import json
