@@ -45,6 +45,9 @@ def collected_counts(root: Path = ROOT) -> Dict[str, int]:
     without the e2e marker (what ``python -m pytest -m "not e2e"`` runs). Collected in this process."""
     import pytest
 
+    if str(root) not in sys.path:  # the checkout's package, as `python -m pytest` from its root imports it
+        sys.path.insert(0, str(root))
+
     class Count:
         items: list = []
 
