@@ -18,7 +18,7 @@ from .analysis import ALL_PAIRS_UP_TO, DIAGNOSTIC_TITLES, NEIGHBOURS, figure, fl
 from .compute import CellFigures
 from .leaderboard import LEGEND, text_rows
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
-from .tokens import NO_PRICES, NOTE, Prices, cost_note, table_cells, table_head, total_cells
+from .tokens import NO_PRICES, NOTE, SENT_BY_THIS_RUN, Prices, cost_note, shown_rows, table_head, total_cells
 
 # Markdown's own characters that can start markup mid-line: code, emphasis, links and images,
 # attribute blocks, headings, table cell breaks, strikethrough. A "_" inside a word (beauty_L) is
@@ -155,7 +155,8 @@ def tokens_md(tokens: dict[str, Any]) -> list[str]:
         return lines + ["No tokens: every player was built in, and built-in players send no request.", ""]
     head = ["player", "column"] + table_head(prices)
     lines += [md_row(head), "|" + "---|" * len(head)]
-    lines += [md_row([md(r["player"]), md(r["column"])] + table_cells(r, prices)) for r in tokens["rows"]]
+    lines += [md_row([md(player.strip()) if player != SENT_BY_THIS_RUN else "↳ *sent by this run*", md(column)] + cells)
+              for r in tokens["rows"] for player, column, cells in shown_rows(r, prices)]
     lines.append(md_row(["**total**", ""] + total_cells(tokens["total"], prices)))
     return lines + ["", NOTE + " " + cost_note(prices), ""]
 

@@ -38,7 +38,7 @@ from .tokens import (
     cost_note,
     price_problem,
     prices_of,
-    table_cells,
+    shown_rows,
     table_head,
     tokens_result,
     total_cells,
@@ -183,7 +183,7 @@ def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
     if not tokens["rows"]:
         return "\ntokens used: none (every player was built in, and built-in players send no request)"
     rows = [["player", "column"] + table_head(prices)]
-    rows += [[r["player"], r["column"]] + table_cells(r, prices) for r in tokens["rows"]]
+    rows += [[player, column] + cells for r in tokens["rows"] for player, column, cells in shown_rows(r, prices)]
     rows.append(["total", ""] + total_cells(tokens["total"], prices))
     return "\n".join(["", "tokens used:", layout(rows), NOTE + " " + cost_note(prices)])
 
