@@ -218,6 +218,16 @@ def legend(chosen: list[Chosen]) -> str:
             + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
 
 
+def columns_legend(chosen: list[Chosen]) -> str:
+    """Under the table, the whole condition of each column whose label says it in a few words
+    (a long value as a word or a tag); '' when every label is its whole condition."""
+    said: dict[str, str] = {}
+    for c in chosen:
+        if c.abbreviated:
+            said.setdefault(c.column, redact_text(c.condition_text))
+    return "\n".join(["columns in full:"] + [f"  {label} = {text}" for label, text in said.items()]) if said else ""
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     try:
         return _main(argv)
@@ -264,6 +274,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
         return 0
     print(table(chosen))
     print(legend(chosen))
+    if columns_legend(chosen):
+        print(columns_legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
