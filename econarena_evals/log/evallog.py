@@ -31,6 +31,7 @@ from .format import (
     LOG_FORMAT,
     PLAN_EVENT,
     PLAYERS_EVENT,
+    RESUMED_FROM,
     RUN_EVENT,
     SEAT_TAG,
     SESSION_EVENT,
@@ -57,6 +58,8 @@ class EvalLog:
     calls: int = 0  # answered seat calls: sampling events with the seat tag
     # seat tag's player -> its seat calls' token counts (``USAGE_FIELDS``), from the sampling events
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the part of ``usage`` a resumed run kept from the log it resumed from (sent and paid by that run)
+    kept_usage: dict[str, dict[str, int]] = field(default_factory=dict)
     plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
     # batch mode: the batches the run sent or re-attached to (paid for, even with no answer in the log yet)
@@ -343,24 +346,25 @@ PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_r
               "counted": str}
 
 
-def add_usage(log: EvalLog, data: Mapping[str, Any]) -> None:
-    """Count one seat call's tokens to its player; a usage field that is no count is not counted."""
+def add_usage(usage: dict[str, dict[str, int]], data: Mapping[str, Any]) -> None:
+    """Count one seat call's tokens to its player in ``usage`` (``EvalLog.usage``'s shape); a usage
+    field that is no count is not counted."""
     tag = data[SEAT_TAG]
     if not isinstance(tag, (dict, Mapping)) or not isinstance(tag.get("player"), str):
         return
-    counts = log.usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
+    counts = usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
     counts["calls"] += 1
     by_batch = bool(data.get(BATCH_ID))
     counts["batch_calls"] += by_batch
-    usage = data.get("usage")
-    if not isinstance(usage, (dict, Mapping)) or not _index(usage.get("prompt_tokens"), high=10**9):
+    reported = data.get("usage")
+    if not isinstance(reported, (dict, Mapping)) or not _index(reported.get("prompt_tokens"), high=10**9):
         return
     counts["reported"] += 1
-    counts["reasoning"] += _index(usage.get(USAGE_KEYS[2][1]), high=10**9)
+    counts["reasoning"] += _index(reported.get(USAGE_KEYS[2][1]), high=10**9)
     for name, key in USAGE_KEYS:
-        counts[name] += usage[key] if _index(usage.get(key), high=10**9) else 0
+        counts[name] += reported[key] if _index(reported.get(key), high=10**9) else 0
         if by_batch and name != "reasoning_tokens":
-            counts[f"batch_{name}"] += usage[key] if _index(usage.get(key), high=10**9) else 0
+            counts[f"batch_{name}"] += reported[key] if _index(reported.get(key), high=10**9) else 0
 
 
 RUNNING = "running"  # status_of: a live run still writes the log
@@ -384,6 +388,8 @@ def read_log(path: Path) -> EvalLog:
     keeps nothing but its spec and the problem (``mixed``)."""
     log = EvalLog(path=Path(path))
     reading = Reading()
+    copied: set[Any] = set()  # sessions and (session, run)s a resume copied from the log it resumed from
+    by_run: dict[tuple[Any, Any], dict[str, dict[str, int]]] = {}  # (session, run) -> usage of its other calls
     bad_spec = None
     # an inspect_ai log of the inspect front end reads as the same rows (``inspect_log``)
     rows = iter_inspect_rows(path, reading) if is_inspect_log(path) else iter_rows(path, reading)
@@ -408,6 +414,8 @@ def read_log(path: Path) -> EvalLog:
                 reading.note(f"line {lineno}: {kind} event skipped: {why}")
             else:
                 (log.runs if kind == RUN_EVENT else log.sessions).append(data)
+                if data.get(RESUMED_FROM):  # copied from the log resumed from: its seat calls too
+                    copied.add((data["session"], data["run"]) if kind == RUN_EVENT else data["session"])
         elif kind == PLAYERS_EVENT and isinstance(data, dict):
             entries = data.get("players") if isinstance(data.get("players"), list) else []
             settings = []
@@ -439,8 +447,13 @@ def read_log(path: Path) -> EvalLog:
         elif kind == "sampling" and isinstance(data, dict):
             log.calls += SEAT_TAG in data
             if SEAT_TAG in data:
-                add_usage(log, data)
+                add_usage(log.usage, data)
                 tag = data[SEAT_TAG]
+                if data.get(RESUMED_FROM):
+                    add_usage(log.kept_usage, data)
+                elif isinstance(tag, dict) and isinstance(tag.get("session"), int) and isinstance(tag.get("run"), int):
+                    # kept if its session or its run was copied: known once the whole log is read
+                    add_usage(by_run.setdefault((tag["session"], tag["run"]), {}), data)
                 key = _slot_key(tag.get("session"), tag.get("run"), tag.get("seat")) if isinstance(tag, dict) else None
                 if key is not None:
                     log.call_keys.append(key)
@@ -451,6 +464,12 @@ def read_log(path: Path) -> EvalLog:
                 seen = log.answered_as.setdefault(str(data["requested_model"]), {})
                 answered = str(data.get("model"))
                 seen[answered] = seen.get(answered, 0) + 1
+    for (session, run), usage in by_run.items():
+        if session in copied or (session, run) in copied:
+            for player, counts in usage.items():
+                kept = log.kept_usage.setdefault(player, dict.fromkeys(USAGE_FIELDS, 0))
+                for k, n in counts.items():
+                    kept[k] += n
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
@@ -467,6 +486,7 @@ def read_log(path: Path) -> EvalLog:
         log.problems.append(reading.mixed)
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
+        log.kept_usage = {}
         log.call_keys, log.call_offsets = array("q"), array("q")
         return log
     if reading.refused:

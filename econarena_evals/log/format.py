@@ -32,6 +32,9 @@ PLAN_EVENT = "econarena_plan"  # what the run's plan line estimated before the f
 # a batch of seat calls uploaded, submitted, re-attached to or ended (batch mode), under this sample id
 BATCH_EVENT = "econarena_batch"
 EVENTS = (RUN_EVENT, SESSION_EVENT, PLAYERS_EVENT, STOP_EVENT, UNRECORDABLE_EVENT, PLAN_EVENT, BATCH_EVENT)
+# data["resumed_from"] of an econarena_run, econarena_session or sampling event: the log a resumed run
+# copied it from (kept, not played or sent again); a copied session's or run's seat calls are kept too
+RESUMED_FROM = "resumed_from"
 # data["batch_id"] of a sampling event: the batch that answered the seat call (batch mode only)
 BATCH_ID = "batch_id"
 

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..core.depth import TAU_MAX
 from ..games import get as get_game
 from ..log.evallog import EvalLog
 from ..score.metrics import METRICS, session_metrics
@@ -208,6 +209,30 @@ DIAGNOSTIC_TITLES = {
              "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
              "and the mean bid / value."),
 }
+
+
+def column_labels(result: dict[str, Any]) -> list[str]:
+    """The columns in the report's order (the eval sets'), as ``compute`` listed them."""
+    listed = [c["label"] for c in result.get("columns") or []]
+    return listed + sorted({d["column"] for d in result["conditions"]} - set(listed))
+
+
+def in_order(by_column: dict[str, Any], columns: Sequence[str]) -> list[tuple[str, Any]]:
+    """A {column: x} mapping's items in the report's column order (any other column after, by name)."""
+    place = {col: i for i, col in enumerate(columns)}
+    return sorted(by_column.items(), key=lambda item: (place.get(item[0], len(place)), item[0]))
+
+
+def tau_text(fit: Mapping[str, Any]) -> str:
+    """'τ = 1.52', and where the fit sits on an edge of τ's range (``core.depth``), which edge: a τ
+    at the upper bound is no depth measured, only that no finite depth fits better."""
+    tau = float(fit["tau"])
+    said = f"τ = {tau:.2f}"
+    if not fit.get("tau_at_bound"):
+        return said
+    if tau >= TAU_MAX:
+        return said + f" (at the fit's upper bound, τ ≤ {TAU_MAX:g}: a bound, not a depth)"
+    return said + " (at the fit's lower bound, τ ≥ 0)"
 
 
 def figure(x: Any) -> str:

@@ -29,7 +29,7 @@ from .compute import DEFAULT_REFERENCES, compute, json_safe
 from .markdown import render as render_markdown
 from .plots import plot_convergence, plot_first_run
 from .progress import Progress
-from .selection import Chosen, select
+from .selection import Chosen, inputs_folder, select
 from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
 
 
@@ -47,6 +47,9 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
     chosen, notes = selected if selected is not None else select(paths, progress)
     computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress)
     result = computed.result
+    folder = inputs_folder(paths)  # the inputs are named by their path under it
+    if folder is not None:
+        result["inputs_folder"] = str(folder)
     if progress is not None:
         progress.start("drawing plots", 2 * len(computed.figures), "cells' plots")
     for f in computed.figures:

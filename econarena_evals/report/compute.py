@@ -89,10 +89,11 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
     players = sorted({r.player for r in rows})
-    columns = sorted({r.column for r in rows})
+    columns = list(dict.fromkeys(r.column for r in rows))  # in the eval sets' order (``selection``)
     by_key = {(r.player, r.column): r for r in rows}
 
-    result: dict[str, Any] = {"inputs": notes, "conditions": [], "overall": {}, "overall_groups": {}, "plots": {}}
+    result: dict[str, Any] = {"inputs": notes, "columns": columns_legend(chosen), "conditions": [], "overall": {},
+                              "overall_groups": {}, "plots": {}}
     for c in rows:
         metrics = {}
         for m in METRICS:
@@ -111,7 +112,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     for group in groups_present:
         figures = result["overall_groups"][group] = {}
         for p in players:
-            samples = [[s["eas"] for s in by_key[(p, col)].sessions] for col in columns
+            samples = [[s["eas"] for s in by_key[(p, col)].sessions] for col in sorted(columns)
                        if (p, col) in by_key and by_key[(p, col)].group == group]
             means = [math.fsum(g) / len(g) for g in samples if g]
             if means:
@@ -153,6 +154,26 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     for n in notes:
         n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
     return Computed(result, cell_figures(logs, rows, references), browser, len(logs))
+
+
+def columns_legend(chosen: Sequence[Chosen]) -> list[dict[str, Any]]:
+    """report.json's ``columns``, in the report's order: each column's label and its whole condition
+    (the eval, the opponents, every game and sampling arg, the seed, each player's completion args)."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in chosen:
+        if c.column in out:
+            continue
+        cond = c.condition
+        told = cond.completion_args
+        out[c.column] = {
+            "label": c.column, "name": c.full_name, "condition": redact_text(c.condition_text),
+            "abbreviated": c.abbreviated, "eval": cond.eval_name, "cell": cond.cell, "split": cond.split,
+            "opponents": list(cond.opponents), "args": dict(cond.args), "seed": cond.seed,
+            # the evaluated fn's (the column's rows were all told these), then each opponent's
+            "completion_args": {"evaluated": redact_mapping(dict(told[0])) if told else {},
+                                "opponents": [redact_mapping(dict(args)) for args in told[1:]]},
+        }
+    return list(out.values())
 
 
 def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Sequence[str]) -> list[CellFigures]:

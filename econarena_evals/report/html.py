@@ -39,7 +39,7 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
+from .analysis import DIAGNOSTIC_TITLES, column_labels, figure, floor_rows, in_order, tau_text
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
@@ -174,7 +174,8 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
     command = ((log.spec.get("run_config") or {}).get("command")) or ""
     return {"col": c.column, "cell": log.cell, "game": log.game or "", "file": log.path.name,
             "command": _command(str(command)) if command else "", "finished": c.finished,
-            "players": players, "rows": list(c.players), "outcome": labels.outcome, "action": labels.action,
+            "players": players, "rows": list(c.players), "labels": list(c.labels),
+            "outcome": labels.outcome, "action": labels.action,
             "value_note": labels.seat_value_note, "sessions": sessions, "calls": kept}
 
 
@@ -200,7 +201,7 @@ class Browser:
         raw = text.encode("utf-8", "backslashreplace")
         self.raw_bytes += len(raw)
         for i, log in enumerate(logs):
-            self.index.append({"col": log["col"], "file": log["file"], "rows": log["rows"],
+            self.index.append({"col": log["col"], "file": log["file"], "rows": log["rows"], "labels": log["labels"],
                                "finished": log["finished"], "block": len(self.blocks), "at": i})
         self.blocks.append(base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
 
@@ -224,15 +225,17 @@ def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
         keep = transcript_sessions(c.log, limit)
         calls = read_calls(c.log, c.players, keep)
         column.append(log_data(c, calls, keep, strings))
+        # by the row label (the model and its endpoint), as every other table names a player
+        label = dict(zip(c.players, c.labels))
         for p in c.players:
-            counts.setdefault(p, {})[c.column] = {"seats": calls.seats.get(p, 0),
-                                                  **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
+            counts.setdefault(label[p], {})[c.column] = {"seats": calls.seats.get(p, 0),
+                                                         **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
         for (p, kind), items in calls.examples.items():
-            bucket = examples.setdefault(p, {}).setdefault(kind, [])
+            bucket = examples.setdefault(label.get(p, p), {}).setdefault(kind, [])
             for item in items:
                 if len(bucket) < 3:
                     bucket.append({**item, "col": c.column, "log": n, "t": 1 if item["session"] in keep else 0,
-                                   "range": [_num(x) for x in item["range"]]})
+                                   "player": p, "range": [_num(x) for x in item["range"]]})
         if progress is not None:
             progress(c)
     if column:
@@ -284,11 +287,11 @@ def metric_table(result: Mapping[str, Any], metric: str, columns: Sequence[str],
     return _table(["player"] + list(columns) + overall_cols, rows, foot, cls="metric")
 
 
-def diagnostics_html(diags: Mapping[str, Any]) -> str:
+def diagnostics_html(diags: Mapping[str, Any], columns: Sequence[str] = ()) -> str:
     out = []
     for kind, by_player in sorted(diags.items()):
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
-        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
+        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in in_order(cols, columns)]
         keys = list(entries[0][2]) if entries else []
         rows = [[(p, p), (col, col)] + [(figure(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
         out.append(f'<h2 id="diag-{esc(kind)}">{esc(title)}</h2><p>{esc(note)}</p>'
@@ -300,8 +303,9 @@ def _key(x: Any) -> Any:
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else str(x)
 
 
-def comparisons_html(comps: Sequence[Mapping[str, Any]]) -> str:
-    eas = [c for c in comps if c["metric"] == "eas"]
+def comparisons_html(comps: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> str:
+    place = {col: i for i, col in enumerate(columns)}
+    eas = sorted((c for c in comps if c["metric"] == "eas"), key=lambda c: place.get(c["column"], len(place)))
     if not eas:
         return ""
     rows = [[(c["column"], c["column"]), (f"{c['a']} − {c['b']}", f"{c['a']} {c['b']}"),
@@ -313,9 +317,10 @@ def comparisons_html(comps: Sequence[Mapping[str, Any]]) -> str:
             + _table(["column", "A − B", "difference [95 %], p, sessions", "p"], rows))
 
 
-def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any]) -> str:
+def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any], columns: Sequence[str] = ()) -> str:
     errors = []
-    for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
+    place = {col: i for i, col in enumerate(columns)}
+    for d in sorted(result["conditions"], key=lambda d: (d["player"], place.get(d["column"], len(place)))):
         rate = d["rule_break_rate"]
         errors.append([(d["player"], d["player"]), (d["column"], d["column"]), (str(d["sessions"]), d["sessions"]),
                        (str(d["errored_sessions"]), d["errored_sessions"]),
@@ -354,6 +359,16 @@ def plots_html(out: Path, plots: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def columns_html(columns: Sequence[Mapping[str, Any]]) -> str:
+    """The legend of columns: each label and the whole condition it stands for."""
+    if not columns:
+        return ""
+    rows = [[(c["label"], None), (c["condition"], None)] for c in columns]
+    return ('<h3 id="columns">Columns</h3><p>Each column\'s label and the whole condition it stands for: the eval, '
+            "and what differs from the registry's defaults, every value in full (<code>report.json</code>: "
+            "<code>columns</code>).</p>" + _table(["column", "condition"], rows, sortable=False, cls="columns"))
+
+
 def ranking_html(board: Optional[Mapping[str, Any]]) -> str:
     """The leaderboard, first on the page: models by mean EAS over the cells, each with its rank interval."""
     if not board or not board["rows"]:
@@ -374,7 +389,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
            limit: Optional[int]) -> list[str]:
     """The page, as pieces of text to write one after the other."""
     players = sorted({d["player"] for d in result["conditions"]})
-    columns = sorted({d["column"] for d in result["conditions"]})
+    columns = column_labels(result)
     groups = list(result["overall_groups"])
     logs = browser.index
     body = ["<h1>EconArena report</h1>", ranking_html(result.get("leaderboard")),
@@ -402,14 +417,15 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     depth = result.get("depth") or {}
     if depth:
         body.append("<p>Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5): "
-                    + esc("; ".join(f"{p} {col} τ = {d['tau']:.2f}" for p, cols in sorted(depth.items())
-                                    for col, d in sorted(cols.items()))) + ".</p>")
+                    + esc("; ".join(f"{p} {col} {tau_text(d)}" for p, cols in sorted(depth.items())
+                                    for col, d in in_order(cols, columns))) + ".</p>")
+    body.append(columns_html(result.get("columns") or []))
     body.append('</section><section class="part" id="components">')
     for m in COMPONENTS:
         body.append(f'<h2 id="metric-{esc(m)}">{esc(m)}</h2>' + metric_table(result, m, columns, players, []))
-    body.append(diagnostics_html(result.get("diagnostics") or {}))
-    body.append(comparisons_html(result.get("comparisons") or []))
-    body.append('</section><section class="part">' + rule_break_html(result, rb) + "</section>")
+    body.append(diagnostics_html(result.get("diagnostics") or {}, columns))
+    body.append(comparisons_html(result.get("comparisons") or [], columns))
+    body.append('</section><section class="part">' + rule_break_html(result, rb, columns) + "</section>")
     limit_text = "every session" if limit is None else f"the first {limit} session(s) of each log"
     body.append('<section class="part" id="sessions"><h2 id="browser">Sessions</h2>'
                 "<p>Pick a column, a player and a session: one row per run, one "
@@ -422,10 +438,13 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
                 '<label>session <select id="sb-session"></select></label></div>'
                 '<div id="sb-info"></div><div id="sb-grid"></div><div id="sb-detail"></div></section>')
     body.append('<section class="part">' + plots_html(out, result.get("plots") or {}) + "</section>")
-    inputs = [[(Path(n["file"]).name, n["file"]), (n["status"], n["status"]), (redact_text(n["why"] or ""), None)]
-              for n in result["inputs"]]
-    body.append('<section class="part"><h2 id="inputs">Inputs</h2>' + _table(["file", "status", "notes"], inputs)
-                + "</section>")
+    inputs = [[(n.get("path") or n["file"], n.get("path") or n["file"]),
+               (n.get("player") or "-", n.get("player") or ""),
+               (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in result["inputs"]]
+    folder = result.get("inputs_folder")
+    body.append('<section class="part"><h2 id="inputs">Inputs</h2>'
+                + (f"<p>Logs under <code>{esc(folder)}</code>.</p>" if folder else "")
+                + _table(["log", "player", "status", "notes"], inputs) + "</section>")
     script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "

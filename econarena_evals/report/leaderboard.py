@@ -37,7 +37,7 @@ def leaderboard(entries: Sequence[Entry]) -> dict[str, Any]:
     groups = [g for g in (SELF_PLAY, SELF_PLAY_TEST, ARENA) if any(e.group == g for e in entries)]
     group = groups[0] if groups else EVERY_COLUMN
     mine = [e for e in entries if (e.group == group or group == EVERY_COLUMN)]
-    columns = sorted({e.column for e in mine})
+    columns = sorted({e.column for e in mine})  # the figures' order (their draws); shown in the entries' order
     players = sorted({e.player for e in mine})
     by_key = {(e.player, e.column): e for e in mine}
     ranks = rank_intervals({col: {e.player: e.eas for e in mine if e.column == col} for col in columns}, group)
@@ -66,7 +66,8 @@ def leaderboard(entries: Sequence[Entry]) -> dict[str, Any]:
                      "rank": r["rank"], "rank_ci": [r["rank_low"], r["rank_high"]],
                      "columns": len(means), "cells": cells})
     rows.sort(key=lambda r: (-r["eas"], r["player"]))
-    return {"group": group, "columns": columns, "resamples": BOOTSTRAP_RESAMPLES, "rows": rows}
+    shown = list(dict.fromkeys(e.column for e in mine))
+    return {"group": group, "columns": shown, "resamples": BOOTSTRAP_RESAMPLES, "rows": rows}
 
 
 def rank_text(row: Mapping[str, Any]) -> str:

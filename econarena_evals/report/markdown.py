@@ -14,11 +14,20 @@ from ..fns.identity import is_builtin, show_value
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import ALL_PAIRS_UP_TO, DIAGNOSTIC_TITLES, NEIGHBOURS, figure, floor_rows
+from .analysis import (
+    ALL_PAIRS_UP_TO,
+    DIAGNOSTIC_TITLES,
+    NEIGHBOURS,
+    column_labels,
+    figure,
+    floor_rows,
+    in_order,
+    tau_text,
+)
 from .compute import CellFigures
 from .leaderboard import LEGEND, text_rows
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
-from .tokens import NO_PRICES, NOTE, Prices, cost_note, table_cells, table_head, total_cells
+from .tokens import NO_PRICES, NOTE, SENT_BY_THIS_RUN, Prices, cost_note, shown_rows, table_head, total_cells
 
 # Markdown's own characters that can start markup mid-line: code, emphasis, links and images,
 # attribute blocks, headings, table cell breaks, strikethrough. A "_" inside a word (beauty_L) is
@@ -53,7 +62,7 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
 def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) -> str:
     """report.md's text from ``compute``'s result (its plots drawn: ``result["plots"]``)."""
     players = sorted({d["player"] for d in result["conditions"]})
-    columns = sorted({d["column"] for d in result["conditions"]})
+    columns = column_labels(result)
     groups_present = list(result["overall_groups"])
     cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
     errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
@@ -72,7 +81,8 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += [f"{logs} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
               f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
-              "split, and in brackets the arena roster and every arg that differs from the registry's defaults. "
+              "split, and in brackets the arena roster and every arg that differs from the registry's defaults, "
+              "each in a few words (the whole condition: *Columns*, under the leaderboard). "
               f"*{SELF_PLAY}* is the mean of a player's default self-play columns (dev split), its interval from "
               f"resampling sessions within each column; *{SELF_PLAY_TEST}* the same over test-split columns and "
               f"*{ARENA}* over default arena and opponent columns. Columns with other args are in no overall.", ""]
@@ -104,23 +114,24 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
               "share, and there Nash play's row says it is no ceiling."]
     if result["depth"]:
         lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
-                  "2004): " + "; ".join(f"{md(p)} {md(col)} τ = {d['tau']:.2f}"
+                  "2004): " + "; ".join(f"{md(p)} {md(col)} {tau_text(d)}"
                                        for p, cols in sorted(result["depth"].items())
-                                       for col, d in sorted(cols.items())) + "."]
-    lines += [""]
+                                       for col, d in in_order(cols, columns)) + "."]
+    lines += [""] + columns_md(result.get("columns") or [])
     for m in COMPONENTS:
         lines += [f"## {m}", ""] + table(m) + [""]
-    lines += diagnostics_md(result["diagnostics"])
-    lines += comparisons_md(result["comparisons"], result.get("comparison_pairs") or {})
+    lines += diagnostics_md(result["diagnostics"], columns)
+    lines += comparisons_md(result["comparisons"], result.get("comparison_pairs") or {}, columns)
     lines += ["## Rule breaks, errors and tokens", "",
               "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
               "|---|---|---|---|---|---|"]
-    for d in sorted(result["conditions"], key=lambda d: (d["player"], d["column"])):
+    place = {col: i for i, col in enumerate(columns)}
+    for d in sorted(result["conditions"], key=lambda d: (d["player"], place.get(d["column"], len(place)))):
         tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
         rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
         lines.append(md_row([md(d["player"]), md(d["column"]), str(d["sessions"]), errored, rate, tokens]))
-    lines += [""] + rule_breaks_md(result["rule_breaks"])
+    lines += [""] + rule_breaks_md(result["rule_breaks"], columns)
     lines += tokens_md(result["tokens"])
 
     lines += players_md(result["conditions"])
@@ -130,9 +141,23 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
             lines.append(f"![{md(name)}]({name})")  # a plain file name (plot_file)
         lines.append("")
 
-    lines += ["## Inputs", "", "| file | status | notes |", "|---|---|---|"]
-    lines += [md_row([md(n["file"]), md(n["status"]), md(n["why"] or "")]) for n in result["inputs"]]
+    folder = result.get("inputs_folder")
+    lines += ["## Inputs", ""] + ([f"Logs under {md(folder)}.", ""] if folder else [])
+    lines += ["| log | player | status | notes |", "|---|---|---|---|"]
+    lines += [md_row([md(n.get("path") or n["file"]), md(n.get("player") or "-"), md(n["status"]), md(n["why"] or "")])
+              for n in result["inputs"]]
     return "\n".join(lines) + "\n"
+
+
+def columns_md(columns: Sequence[dict[str, Any]]) -> list[str]:
+    """The legend of columns: each label and the whole condition it stands for."""
+    if not columns:
+        return []
+    lines = ["### Columns", "", "Each column's label and the whole condition it stands for: the eval, and what "
+             "differs from the registry's defaults, every value in full (`report.json`: `columns`).", "",
+             "| column | condition |", "|---|---|"]
+    lines += [md_row([md(c["label"]), md(c["condition"])]) for c in columns]
+    return lines + [""]
 
 
 def ranking_md(board: Optional[dict[str, Any]]) -> list[str]:
@@ -155,16 +180,17 @@ def tokens_md(tokens: dict[str, Any]) -> list[str]:
         return lines + ["No tokens: every player was built in, and built-in players send no request.", ""]
     head = ["player", "column"] + table_head(prices)
     lines += [md_row(head), "|" + "---|" * len(head)]
-    lines += [md_row([md(r["player"]), md(r["column"])] + table_cells(r, prices)) for r in tokens["rows"]]
+    lines += [md_row([md(player.strip()) if player != SENT_BY_THIS_RUN else "↳ *sent by this run*", md(column)] + cells)
+              for r in tokens["rows"] for player, column, cells in shown_rows(r, prices)]
     lines.append(md_row(["**total**", ""] + total_cells(tokens["total"], prices)))
     return lines + ["", NOTE + " " + cost_note(prices), ""]
 
 
-def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
+def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]], columns: Sequence[str] = ()) -> list[str]:
     """Rule breaks by kind, per player and column, for the rows that have any."""
     lines = ["### Rule breaks by kind", "",
              "Read from each reply by the eval's parser, over every session (examples: `report.html`)."]
-    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in sorted(cols.items())
+    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in in_order(cols, columns)
             if any(c[k] for k in RULE_BREAK_KINDS)]
     if not rows:
         return lines + ["", "No rule breaks.", ""]
@@ -175,12 +201,12 @@ def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]]) -> list[str]:
     return lines + [""]
 
 
-def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> list[str]:
+def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]], columns: Sequence[str] = ()) -> list[str]:
     """One table per kind of game diagnostic, rendered from whatever figures the game returned."""
     lines: list[str] = []
     for kind, by_player in sorted(diags.items()):
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
-        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in sorted(cols.items())]
+        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in in_order(cols, columns)]
         keys = list(entries[0][2]) if entries else []
         lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(k) for k in keys]),
                   "|---|---|" + "---|" * len(keys)]
@@ -209,7 +235,8 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def comparisons_md(comps: Sequence[dict[str, Any]], rules: Optional[dict[str, str]] = None) -> list[str]:
+def comparisons_md(comps: Sequence[dict[str, Any]], rules: Optional[dict[str, str]] = None,
+                   columns: Sequence[str] = ()) -> list[str]:
     """A compact EAS table per column: A − B with its paired interval, p-value and sessions."""
     eas = [c for c in comps if c["metric"] == "eas"]
     if not eas:
@@ -222,7 +249,7 @@ def comparisons_md(comps: Sequence[dict[str, Any]], rules: Optional[dict[str, st
         lines += [f"In a column of more than {ALL_PAIRS_UP_TO} players, each player is compared with the next in "
                   "the column's EAS order and with the column's best (`econarena-report --comparisons all`: every "
                   "pair).", ""]
-    for column in sorted({c["column"] for c in eas}):
+    for column, _ in in_order({c["column"]: None for c in eas}, columns):
         lines += [f"**{md(column)}**" + (f" ({NEIGHBOURS})" if (rules or {}).get(column) == NEIGHBOURS else ""), "",
                   "| A − B | difference [95 %], p, sessions |", "|---|---|"]
         lines += [md_row([f"{md(c['a'])} − {md(c['b'])}", format_comparison(c)])

@@ -12,13 +12,25 @@ from its command line, which the log's notes then say.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
-from ..run.conditions import Condition, column_name, condition_of, non_default, registry_defaults
+from ..run.conditions import (
+    Condition,
+    column_label,
+    column_name,
+    column_order,
+    condition_of,
+    condition_text,
+    eval_order,
+    non_default,
+    registry_defaults,
+    table_tag,
+)
 from .progress import Progress
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
@@ -31,8 +43,19 @@ class Chosen:
 
     log: EvalLog
     condition: Condition
-    column: str
+    column: str  # the column's label (``conditions.column_label``), told apart from every other column's
     finished: bool
+    full_name: str = ""  # the column's name with every value in full (``conditions.column_name``)
+    condition_text: str = ""  # the whole condition (``conditions.condition_text``): the legend of columns
+
+    @property
+    def registry(self) -> Optional[str]:
+        return (self.log.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
+
+    @property
+    def abbreviated(self) -> bool:
+        """The label leaves out something of the condition (a long value said in a word or a tag)."""
+        return self.column != self.full_name
 
     @property
     def players(self) -> list[str]:
@@ -60,8 +83,7 @@ class Chosen:
     @property
     def group(self) -> Optional[str]:
         """The overall figure this column counts towards, or None (a non-default condition)."""
-        registry = (self.log.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
-        defaults = registry_defaults(self.condition.eval_name, registry)
+        defaults = registry_defaults(self.condition.eval_name, self.registry)
         if defaults is None or non_default(self.condition, defaults) or any(self.condition.completion_args):
             return None
         if not self.condition.self_play:
@@ -90,12 +112,14 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[
     """The logs to use, one per condition, and a note on every file read (``progress``: told of each)."""
     notes: list[dict[str, str]] = []
     by_condition: dict[Condition, list[EvalLog]] = {}
+    who: dict[str, str] = {}  # file -> the player it evaluates (``player_of``)
     files = list(find_logs(paths))
     sizes = [_size(p) for p in files]
     if progress is not None:
         progress.start("reading logs", len(files), "logs", sum(sizes))
     for path, size in zip(files, sizes):
         log = read_log(path)
+        who[str(path)] = player_of(log)
         if progress is not None:
             progress.step(size)
         if log.mixed:
@@ -114,7 +138,8 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[
     for condition, logs in by_condition.items():
         # finished before partial, then a log that measured something before one whose every
         # session errored, then the newest
-        best = max(logs, key=lambda lg: (lg.final_report is not None, _measured(lg), _created(lg)))
+        # (and, between logs of one moment, the last by path: the same choice in any order read)
+        best = max(logs, key=lambda lg: (lg.final_report is not None, _measured(lg), _created(lg), str(lg.path)))
         finished = best.final_report is not None
         for log in logs:
             if log is best:
@@ -143,19 +168,70 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[
                 f"{model} ({n} call(s))" for model, n in sorted(answered.items())))
         notes.append({"file": str(best.path), "status": "used" if finished else status_of(best), "why": "; ".join(why)})
         registry = (best.spec.get("run_config") or {}).get("eval_spec", {}).get("registry_path")
-        chosen.append(Chosen(best, condition, column_name(condition, registry), finished=finished))
-
-    # A column holds one table (the condition less its evaluated player) and one row per player:
-    # where naming could not tell two tables apart (an eval whose registry defaults are unknown
-    # here), or two conditions would give one column the same row, the run id does.
-    tables: dict[str, Condition] = {}
-    rows: set[tuple[str, str]] = set()
-    for c in sorted(chosen, key=lambda c: _created(c.log)):
-        if tables.get(c.column, c.condition.table()) != c.condition.table() or (c.column, c.labels[0]) in rows:
-            sized = (c.column + f" [max_samples={c.condition.samples}]") if c.condition.samples else None
-            c.column = sized if sized and (sized, c.labels[0]) not in rows and tables.get(
-                sized, c.condition.table()) == c.condition.table() else c.column + f" [{c.log.spec.get('run_id', c.log.path.name)}]"
-        tables.setdefault(c.column, c.condition.table())
-        rows.add((c.column, c.labels[0]))
-    chosen.sort(key=lambda c: (c.column, c.condition.players))
+        chosen.append(Chosen(best, condition, column_label(condition, registry), finished=finished,
+                             full_name=column_name(condition, registry),
+                             condition_text=condition_text(condition, registry)))
+    name_columns(chosen)
+    order = eval_order([c.registry for c in chosen])
+    chosen.sort(key=lambda c: (column_order(c.condition, c.column, order), c.condition.players))
+    where = inputs_folder(paths)
+    for n in notes:
+        n["path"], n["player"] = relative(n["file"], where), who.get(n["file"], "")
     return chosen, notes
+
+
+def player_of(log: EvalLog) -> str:
+    """The player a log evaluates, as the report's rows name it, and the completion fn of the
+    command line where that is another name (``econarena/chat:gpt-4o (econarena/chat)``)."""
+    if not log.spec or not log.players:
+        return ""
+    first = log.players[0]
+    name = log.labels.get(first, first)
+    fn = next((str(e.get("cli_name")) for e in log.player_settings if e.get("name") == first and e.get("cli_name")), "")
+    return name if not fn or name.startswith(fn) else f"{name} ({fn})"
+
+
+def name_columns(chosen: Sequence[Chosen]) -> None:
+    """Give every column a label no other column has, whatever order the logs were read in.
+
+    A column holds one table (the condition less its evaluated player) and one row per player.
+    Labels of two tables that meet (two long values said in one word, or an eval whose registry
+    defaults are unknown here) get each its table's tag (``#1a2b3c``); two conditions that would
+    give one column the same row (they differ only in ``--max_samples``) are told apart by it, the
+    run without it keeping the label, and by the run id beyond that."""
+    tables: dict[str, set[Condition]] = {}
+    for c in chosen:
+        tables.setdefault(c.column, set()).add(c.condition.table())
+    for c in chosen:
+        if len(tables[c.column]) > 1:
+            tag = f" #{table_tag(c.condition)}"
+            c.column, c.full_name = c.column + tag, c.full_name + tag
+    rows: set[tuple[str, str]] = set()
+    for c in sorted(chosen, key=lambda c: (c.condition.samples is not None, c.condition.samples or 0, _created(c.log),
+                                           str(c.log.path))):
+        if (c.column, c.labels[0]) in rows:
+            sized = (c.column + f" [max_samples={c.condition.samples}]") if c.condition.samples else None
+            said = sized if sized and (sized, c.labels[0]) not in rows else (
+                c.column + f" [{c.log.spec.get('run_id', c.log.path.name)}]")
+            c.full_name += said[len(c.column):]
+            c.column = said
+        rows.add((c.column, c.labels[0]))
+
+
+def inputs_folder(paths: Sequence[Path]) -> Optional[Path]:
+    """The folder the logs and folders given have in common (a file given stands for its folder)."""
+    folders = [str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths]
+    try:
+        return Path(os.path.commonpath(folders)) if folders else None
+    except ValueError:  # different drives
+        return None
+
+
+def relative(file: str, folder: Optional[Path]) -> str:
+    """A log's path under the common folder given, as a reader finds it there."""
+    if folder is None:
+        return file
+    try:
+        return Path(file).absolute().relative_to(folder).as_posix()
+    except ValueError:
+        return file

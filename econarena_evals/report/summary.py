@@ -38,7 +38,7 @@ from .tokens import (
     cost_note,
     price_problem,
     prices_of,
-    table_cells,
+    shown_rows,
     table_head,
     tokens_result,
     total_cells,
@@ -183,7 +183,7 @@ def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
     if not tokens["rows"]:
         return "\ntokens used: none (every player was built in, and built-in players send no request)"
     rows = [["player", "column"] + table_head(prices)]
-    rows += [[r["player"], r["column"]] + table_cells(r, prices) for r in tokens["rows"]]
+    rows += [[player, column] + cells for r in tokens["rows"] for player, column, cells in shown_rows(r, prices)]
     rows.append(["total", ""] + total_cells(tokens["total"], prices))
     return "\n".join(["", "tokens used:", layout(rows), NOTE + " " + cost_note(prices)])
 
@@ -216,6 +216,16 @@ def legend(chosen: list[Chosen]) -> str:
     return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
             f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}"
             + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
+
+
+def columns_legend(chosen: list[Chosen]) -> str:
+    """Under the table, the whole condition of each column whose label says it in a few words
+    (a long value as a word or a tag); '' when every label is its whole condition."""
+    said: dict[str, str] = {}
+    for c in chosen:
+        if c.abbreviated:
+            said.setdefault(c.column, redact_text(c.condition_text))
+    return "\n".join(["columns in full:"] + [f"  {label} = {text}" for label, text in said.items()]) if said else ""
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -264,6 +274,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
         return 0
     print(table(chosen))
     print(legend(chosen))
+    if columns_legend(chosen):
+        print(columns_legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]

@@ -109,6 +109,18 @@ def token_rows(chosen: Sequence[Chosen], prices: Prices) -> list[dict[str, Any]]
             }
             row["cost"] = prices.cost(row["prompt_tokens"], row["completion_tokens"], row["batch_prompt_tokens"],
                                       row["batch_completion_tokens"])
+            # a resumed log holds calls it kept from the log it resumed from: what this run sent is the rest
+            kept = log.kept_usage.get(player) or dict.fromkeys(USAGE_FIELDS, 0)
+            sent = {k: counts[k] - kept[k] for k in USAGE_FIELDS}
+            row["kept_calls"] = kept["calls"]
+            row["sent"] = {
+                "seat_calls": sent["calls"], "reported_calls": sent["reported"],
+                **{k: sent[k] if sent["reported"] else None for k in ("prompt_tokens", "completion_tokens")},
+                "reasoning_tokens": sent["reasoning_tokens"] if sent["reasoning"] else None,
+                "cost": prices.cost(sent["prompt_tokens"] if sent["reported"] else None,
+                                    sent["completion_tokens"] if sent["reported"] else None,
+                                    sent["batch_prompt_tokens"], sent["batch_completion_tokens"]),
+            }
             plan, first = (log.plan if first else None), False
             row["plan"] = ({k: plan.get(k) for k in ("calls", "kept", "prompt_tokens", "completion_reserved",
                                                       "counted")} if plan else None)
@@ -159,6 +171,22 @@ def table_cells(row: dict[str, Any], prices: Prices) -> list[str]:
     return cells
 
 
+SENT_BY_THIS_RUN = "  sent by this run"
+
+
+def shown_rows(row: dict[str, Any], prices: Prices) -> list[tuple[str, str, list[str]]]:
+    """A row as the tables show it: (player, column, cells). A resumed log's row counts every call
+    the log holds, the kept ones included, and a second line, ``sent by this run``, the calls the run
+    sent itself, beside its plan (which counted only those)."""
+    cells = table_cells(row, prices)
+    if not row.get("kept_calls"):
+        return [(row["player"], row["column"], cells)]
+    plan_at = 5 + prices.given
+    sent = table_cells({**row["sent"], "plan": row["plan"], "plan_cost": row["plan_cost"]}, prices)
+    return [(row["player"], row["column"], cells[:plan_at] + [""] * (len(cells) - plan_at)),
+            (SENT_BY_THIS_RUN, "", sent)]
+
+
 def total_cells(total: dict[str, Any], prices: Prices) -> list[str]:
     """The totals row's cells: what the logs used and, with prices, the plans' cost at most."""
     cells = table_cells({**total, "plan": None}, prices)[: 5 + prices.given] + ["", "", ""]
@@ -177,7 +205,9 @@ NOTE = ("Tokens as each seat call's reply reported them ('-': none reported); bu
         "and have no row; "
         "reasoning tokens are part of the completion tokens. The plan is the estimate the run printed before its "
         "first call, for every seat of the sessions it played ('-': a log from before it was recorded); its "
-        "completion figure is what the requests reserved (max_tokens), an upper bound.")
+        "completion figure is what the requests reserved (max_tokens), an upper bound. A resumed log's row counts "
+        "every seat call the log holds, those kept from the log it resumed from (paid by that run) included; the "
+        "line under it, 'sent by this run', counts the calls the run sent itself, which is what its plan counted.")
 
 
 def cost_note(prices: Prices) -> str:

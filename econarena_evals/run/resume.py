@@ -28,6 +28,7 @@ from ..integration.log_file import RESUME_ENV  # the one spelling: the log's ope
 from ..log.evallog import SAME_FIGURE
 from ..log.format import (
     BATCH_EVENT,
+    RESUMED_FROM,
     RUN_EVENT,
     SEAT_TAG,
     SESSION_EVENT,
@@ -39,7 +40,7 @@ from ..log.jsonl import Reading, iter_rows, not_regular
 from ..score.metrics import METRICS, rescore_sessions
 from .conditions import condition_of, differences
 
-MARK = "resumed_from"  # the field a copied econarena_run / econarena_session / reused sampling event carries
+MARK = RESUMED_FROM  # the field a copied econarena_run / econarena_session / reused sampling event carries
 
 SessionResult = Optional[dict[str, dict[str, float]]]
 

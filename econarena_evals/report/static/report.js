@@ -88,14 +88,15 @@
   var columns = [];
   D.index.forEach(function (L, i) {
     if (columns.indexOf(L.col) < 0) columns.push(L.col);
-  });
-  columns.sort();
+  });  // in the report's order: the eval sets' order of cells
   function rowsOf(col) {  // [{player, log}] of a column
     var out = [];
     D.index.forEach(function (L, i) {
-      if (L.col === col) L.rows.forEach(function (p) { out.push({player: p, log: i}); });
+      if (L.col === col) L.rows.forEach(function (p, j) {
+        out.push({player: p, label: (L.labels && L.labels[j]) || p, log: i});
+      });
     });
-    out.sort(function (a, b) { return a.player < b.player ? -1 : a.player > b.player ? 1 : 0; });
+    out.sort(function (a, b) { return a.label < b.label ? -1 : a.label > b.label ? 1 : 0; });
     return out;
   }
   function fill(sel, items) {
@@ -106,7 +107,7 @@
       sel.appendChild(o);
     });
   }
-  var state = {log: null, player: null, session: null, run: null, seat: null};
+  var state = {log: null, player: null, label: null, session: null, run: null, seat: null};
   function currentLog() { return loaded[state.log]; }
   function sessionOf(L, s) {
     for (var i = 0; i < L.sessions.length; i++) if (L.sessions[i].s === s) return L.sessions[i];
@@ -123,9 +124,9 @@
   var asked = 0;  // the latest column asked for: an earlier one that unpacks later is not shown
   function chooseColumn(col, player, session) {  // Promise: the column unpacked and shown
     var rows = rowsOf(col);
-    fill(playerSel, rows.map(function (r, i) { return {label: r.player, value: String(i)}; }));
+    fill(playerSel, rows.map(function (r, i) { return {label: r.label, value: String(i)}; }));
     var pick = 0;
-    rows.forEach(function (r, i) { if (r.player === player) pick = i; });
+    rows.forEach(function (r, i) { if (r.player === player || r.label === player) pick = i; });
     playerSel.value = String(pick);
     colSel.value = col;
     var me = ++asked;
@@ -136,6 +137,7 @@
   function choosePlayer(row, session) {
     state.log = row.log;
     state.player = row.player;
+    state.label = row.label || row.player;
     S = stringsOf[row.log];
     var L = currentLog();
     fill(sessSel, L.sessions.map(function (s) {
@@ -185,7 +187,7 @@
     var t = el("table", "grid"), head = el("tr");
     head.appendChild(el("th", null, "run"));
     head.appendChild(el("th", null, L.outcome));
-    head.appendChild(el("th", null, "winners"));
+    head.appendChild(el("th", null, "winning seat(s)"));
     seats.forEach(function (s) {
       var th = el("th", null, "seat " + s);
       th.appendChild(el("span", "who", Object.keys(who[s]).join(" / ")));
@@ -199,7 +201,7 @@
       var tr = el("tr");
       tr.appendChild(el("td", "run", String(r[0] + 1)));
       tr.appendChild(el("td", "out", num(r[1])));
-      tr.appendChild(el("td", "out", r[2].length ? r[2].join(", ") : "none"));
+      tr.appendChild(el("td", "out", r[2].length ? (r[2].length > 1 ? "seats " : "seat ") + r[2].join(", ") : "none"));
       var bySeat = {};
       r[3].forEach(function (c) { bySeat[c[0]] = c; });
       seats.forEach(function (s) {
@@ -233,7 +235,7 @@
     var legend = el("div", "legend");
     legend.appendChild(el("span", null, "cell: " + L.action + ", valid or the kind of rule break; payoff; NE = the " +
       "equilibrium action" + (L.value_note ? "; " + L.value_note : "")));
-    var me = el("span", null, state.player + "'s seats");
+    var me = el("span", null, state.label + "'s seats");
     me.style.borderLeft = "4px solid #1f6feb";
     legend.appendChild(me);
     var won = el("span", null, "won the run");
@@ -351,7 +353,7 @@
           var go = el("button", null, "show in the session browser");
           go.type = "button";
           go.addEventListener("click", function () {
-            chooseColumn(L.col, p, it.session).then(function () {
+            chooseColumn(L.col, it.player || p, it.session).then(function () {
               chooseCell(it.run, it.seat);
               document.getElementById("browser").scrollIntoView();
             });
