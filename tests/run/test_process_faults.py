@@ -6,6 +6,7 @@ import json
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,7 +131,9 @@ def said(proc: subprocess.CompletedProcess) -> list[str]:
     return [line for line in proc.stderr.splitlines() if not line.startswith("[")]
 
 
-@pytest.mark.parametrize("fn,arg,message", [
+# Value domains are tables checked in-process; one run of the real CLI per kind of refusal checks
+# the line, the exit status and that nothing is sent.
+COMPLETION_ARG_DOMAINS = [
     ("econarena/chat:gpt-4", "temperature=nan", "temperature must be a number from 0 to 2, got 'nan'"),
     ("econarena/chat:gpt-4", "temperature=inf", "temperature must be a number from 0 to 2, got 'inf'"),
     ("econarena/chat:gpt-4", "temperature=-0.5", "temperature must be a number from 0 to 2, got '-0.5'"),
@@ -143,10 +146,32 @@ def said(proc: subprocess.CompletedProcess) -> list[str]:
     ("econarena/chat:gpt-4", "request_timeout_s=-1", "request_timeout_s must be a number above 0, got '-1'"),
     ("econarena/chat:gpt-4", "reasoning_effort=huge", "reasoning_effort must be one of"),  # chat's own ValueError
     ("gpt-4", "temperature=0.5", "gpt-4 does not take the completion arg temperature; it takes"),  # evals' fn: extra_options only
-])
+]
+
+
+def made_fn(name: str, arg: str) -> Any:
+    """The completion fn as oaieval makes it from ``--completion_args arg`` (in-process: the refusal raises)."""
+    from evals.registry import Registry
+
+    registry = Registry()
+    registry.add_registry_paths([REGISTRY])
+    key, _, value = arg.partition("=")
+    return registry.make_completion_fn(name, **{key: value})
+
+
+# in-process the fn's own ValueError comes out as it is (the CLI puts "completion fn NAME:" before
+# it); evals' fn, which names no such arg, raises evals' TypeError there: the CLI test below has it
+@pytest.mark.parametrize("fn,arg,message", COMPLETION_ARG_DOMAINS[:-1])
+def test_completion_args_outside_their_domain_are_refused(fn, arg, message):
+    with pytest.raises(ValueError) as refused:
+        made_fn(fn, arg)
+    assert message in str(refused.value), refused.value
+
+
+@pytest.mark.parametrize("fn,arg,message", [COMPLETION_ARG_DOMAINS[0], COMPLETION_ARG_DOMAINS[-1]])
 @pytest.mark.e2e
-def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, arg, message, model_env, server,
-                                                                         tmp_path):
+def test_the_cli_refuses_a_completion_arg_outside_its_domain_in_one_line_before_any_call(fn, arg, message,
+                                                                                        model_env, server, tmp_path):
     before = chat_requests(server)
     proc = refused_run(fn, model_env, tmp_path, "--completion_args", arg)
     lines = said(proc)
@@ -154,20 +179,31 @@ def test_completion_args_outside_their_domain_are_refused_before_any_call(fn, ar
     assert chat_requests(server) == before
 
 
-@pytest.mark.parametrize("options,message", [
+EXTRA_OPTION_DOMAINS = [
     ({"temperature": "nan"}, "completion arg temperature must be a number from 0 to 2, got 'nan'"),
     ({"max_tokens": 0}, "completion arg max_tokens must be an integer of at least 1, got 0"),
     ({"top_p": 2}, "completion arg top_p must be a number from 0 to 1, got 2"),
     ("not-an-object", "completion arg extra_options must be a JSON object"),
-])
+]
+
+
+@pytest.mark.parametrize("options,message", EXTRA_OPTION_DOMAINS)
+def test_evals_own_fns_extra_options_outside_their_domain_are_refused(options, message, monkeypatch):
+    from econarena_evals.fns.endpoints import check_args
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a key: the options are what is refused
+    fn = made_fn("gpt-4", "extra_options=" + (options if isinstance(options, str) else json.dumps(options)))
+    with pytest.raises(ValueError) as refused:
+        check_args(fn)
+    assert str(refused.value).startswith(message), refused.value
+
+
 @pytest.mark.e2e
-def test_evals_own_fns_extra_options_outside_their_domain_are_refused(options, message, model_env, server, tmp_path):
-    arg = "extra_options=not-an-object" if isinstance(options, str) else None
-    if arg is None:
-        (tmp_path / "options.json").write_text(json.dumps(options))
-        arg = f"extra_options=@{tmp_path / 'options.json'}"
+def test_the_cli_refuses_extra_options_outside_their_domain_in_one_line_before_any_call(model_env, server, tmp_path):
+    options, message = EXTRA_OPTION_DOMAINS[0]
+    (tmp_path / "options.json").write_text(json.dumps(options))
     before = chat_requests(server)
-    proc = refused_run("gpt-4", model_env, tmp_path, "--completion_args", arg)
+    proc = refused_run("gpt-4", model_env, tmp_path, "--completion_args", f"extra_options=@{tmp_path / 'options.json'}")
     lines = said(proc)
     assert len(lines) == 1 and lines[0].startswith(f"econarena: {message}"), lines
     assert chat_requests(server) == before
@@ -187,7 +223,7 @@ def test_a_registry_path_that_is_not_a_directory_is_refused(tool, tmp_path):
         assert said(proc) == [f"econarena: --registry_path {path}: {why}"], proc.stderr[-3000:]
 
 
-@pytest.mark.parametrize("option,value,message", [
+PLAN_OPTION_DOMAINS = [
     ("--rpm", "-5", "--rpm must be a number of at least 0, got -5"),
     ("--tpm", "nan", "--tpm must be a number of at least 0, got nan"),
     ("--tpm", "-inf", "--tpm must be a number of at least 0, got -inf"),
@@ -196,9 +232,21 @@ def test_a_registry_path_that_is_not_a_directory_is_refused(tool, tmp_path):
     ("--price-in", "inf", "--price-in must be a number of at least 0, got inf"),
     ("--max_samples", "0", "--max_samples must be a number of at least 1, got 0"),
     ("--max_tokens", "-1", "--max_tokens must be a number of at least 0, got -1"),
-])
+]
+
+
+@pytest.mark.parametrize("option,value,message", PLAN_OPTION_DOMAINS)
+def test_plan_options_outside_their_domain_are_refused(option, value, message, capsys):
+    from econarena_evals.run.plan import main
+
+    assert main(["gpt-4o", "econarena.beauty_L", f"{option}={value}"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"econarena-plan: {message}"]
+
+
 @pytest.mark.e2e
-def test_plan_options_outside_their_domain_are_refused(option, value, message):
+def test_the_plan_cli_refuses_an_option_outside_its_domain_in_one_line():
+    option, value, message = PLAN_OPTION_DOMAINS[0]
     proc = subprocess.run([cli("econarena-plan"), "gpt-4o", "econarena.beauty_L", f"{option}={value}"],
                           env=base_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout == ""
