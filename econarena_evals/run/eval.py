@@ -22,6 +22,8 @@ from evals.record import RecorderBase
 from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, described
+from ..calls.seat_call import SeatCall
+from ..calls.seat_call import current as current_seat_call
 from ..calls.state import RUN, stop_run, wait_in_flight
 from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
@@ -69,23 +71,13 @@ logger = logging.getLogger(__name__)
 
 SessionResult = Optional[dict[str, dict[str, float]]]  # player -> metrics; None if the session errored
 
-# The seat call a completion fn is answering, set in the call's own context (``calls.call_all``
-# copies one per call); every sampling event recorded there is tagged with it.
-_SEAT_CALL: contextvars.ContextVar[Optional[dict[str, Any]]] = contextvars.ContextVar("econarena_seat_call",
-                                                                                     default=None)
-
-
 def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
-    """A recorder step (``integration.recorder.wrap``): a seat call's sampling event gets ``{cell, session, run, seat, player}``."""
-    seat_call = _SEAT_CALL.get()
+    """A recorder step (``integration.recorder.wrap``): a sampling event recorded while a seat call
+    runs (``calls.seat_call.current``) gets its tag ``{cell, session, run, seat, player}``."""
+    seat_call = current_seat_call()
     if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
-        seat_call["recorded"] += 1
-        seat_call["finish_reason"] = data.get("finish_reason")
-        usage = data.get("usage")
-        used = usage.get("completion_tokens") if isinstance(usage, dict) else getattr(usage, "completion_tokens", None)
-        if isinstance(used, int) and not isinstance(used, bool) and used >= 0:  # what the reply cost, for the plan
-            seat_call["completion_tokens"] = used
-        data = {**data, SEAT_TAG: seat_call["tag"]}
+        seat_call.noted(data)
+        data = {**data, SEAT_TAG: seat_call.tag}
     return data
 
 
@@ -435,7 +427,7 @@ class EconArena(evals.Eval):
                 if self._waves is not None and batch_api(fn) is not None:
                     batched.append((fn, prompt, seed, tag))
                     continue
-                calls.append((fn, self._seat_call(fn, prompt, seed, tag, finish)))
+                calls.append((fn, self._seat_call(fn, prompt, seed, tag)))
                 keys.append((run, seat))
                 lanes.append(self._lane(fn))
                 # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
@@ -447,6 +439,8 @@ class EconArena(evals.Eval):
             self._count_kept(calls=len(reused))
             durable()
         replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
+        finish.update({key: call.finish_reason for key, (_, call) in zip(keys, calls)
+                       if not isinstance(replies[key], BaseException)})
         if batched:
             replies.update(self._batch_calls(state, batched))
         for run in wave:
@@ -489,13 +483,14 @@ class EconArena(evals.Eval):
                 def send(_prompt: Any, _messages=messages, _fn=fn, _answer=result, **_kwargs: Any) -> Any:
                     return _fn.answer(_messages, parsed(_answer.body), **{BATCH_ID: _answer.batch_id})
 
-                call = self._seat_call(fn, prompt, seed, tag, state.finish, send=send)
+                call = self._seat_call(fn, prompt, seed, tag, send=send)
                 try:
                     replies[key] = contextvars.copy_context().run(call)
+                    state.finish[key] = call.finish_reason
                 except Exception as exc:  # noqa: BLE001 - a reply that is no completion: the call failed
                     replies[key] = exc
             elif isinstance(result, LineFailed) and result.transient and getattr(fn, "batch_fallback", False):
-                fallback.append((key, fn, self._seat_call(fn, prompt, seed, tag, state.finish)))
+                fallback.append((key, fn, self._seat_call(fn, prompt, seed, tag)))
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
@@ -504,6 +499,8 @@ class EconArena(evals.Eval):
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
+            state.finish.update({key: call.finish_reason for (key, _, call), answer in zip(fallback, answers)
+                                 if not isinstance(answer, BaseException)})
         return replies
 
     def _lane(self, fn: CompletionFn) -> Any:
@@ -519,38 +516,29 @@ class EconArena(evals.Eval):
         return kwargs
 
     def _seat_call(self, fn: CompletionFn, prompt: list[dict[str, str]], seed: int, tag: dict[str, Any],
-                   finish: dict[tuple[int, int], Optional[str]], send: Optional[Any] = None):
-        """The seat call as one try: ``send`` (default: ``fn`` by a request of its own) answers it."""
-        kwargs = self._call_kwargs(seed)
+                   send: Optional[Any] = None) -> SeatCall:
+        """The seat call as a value: ``send`` (default: ``fn`` by a request of its own) answers it."""
         if send is None:
             if id(fn) not in self._sends:  # the same for every call of fn: made once
                 self._sends[id(fn)] = single_try(fn, self.policy.call_timeout_s)
             send = self._sends[id(fn)]
+        return SeatCall(tag=tag, prompt=prompt, kwargs=self._call_kwargs(seed), send=send, answered=self._answered)
 
-        def call() -> str:
-            seat_call = {"tag": tag, "recorded": 0}
-            _SEAT_CALL.set(seat_call)  # in this call's own context copy (calls.call_all): it stays this call's
-            try:
-                completions = send(prompt, **kwargs).get_completions()
-            except TypeError as exc:
-                if "keyword argument" not in str(exc):
-                    raise
-                raise TypeError(
-                    f"{exc}. The completion fn must accept the keyword arguments the eval passes "
-                    f"({', '.join(sorted(kwargs))}): define __call__(self, prompt, **kwargs)") from exc
-            if not completions:
-                raise NotACompletion(f"the completion fn {type(fn).__name__} returned no completions")
-            text = "" if completions[0] is None else completions[0]  # None: like a null content, a rule break
-            finish[(tag["run"], tag["seat"])] = seat_call.get("finish_reason")
-            if not seat_call["recorded"]:  # a fn of the user's that records nothing: the log still gets the call
-                evals.record.record_sampling(prompt=prompt, sampled=[text], model=tag["player"],
-                                             recorded_by=EVAL_RECORDER, **{SEAT_TAG: tag})  # as tag_seat_call would
-            # on disk before the call counts as answered: a kill -9 loses only the calls in flight
-            durable()
-            self._count_kept(calls=1, sent=1, completion_tokens=seat_call.get("completion_tokens"))
-            return what_scores(text)  # held until the run is scored: no more of it than the score reads
-
-        return call
+    def _answered(self, seat_call: SeatCall, result: Any) -> str:
+        """What the run does with a seat call's answer, in the call's context: the log gets the call
+        even from a fn that records nothing, it is on disk before it counts, and only what the score
+        reads is held until the run is scored."""
+        completions = result.get_completions()
+        if not completions:
+            raise NotACompletion(f"the completion fn of {seat_call.tag['player']} returned no completions")
+        text = "" if completions[0] is None else completions[0]  # None: like a null content, a rule break
+        if not seat_call.recorded:  # a fn of the user's that records nothing: the log still gets the call
+            evals.record.record_sampling(prompt=seat_call.prompt, sampled=[text], model=seat_call.tag["player"],
+                                         recorded_by=EVAL_RECORDER, **{SEAT_TAG: seat_call.tag})  # as tag_seat_call would
+        # on disk before the call counts as answered: a kill -9 loses only the calls in flight
+        durable()
+        self._count_kept(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
+        return what_scores(text)  # held until the run is scored: no more of it than the score reads
 
     def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
         """Per (eval seed, cell, session, run, seat): independent of thread timing, stable on rerun."""

@@ -1,0 +1,65 @@
+"""A seat call as a value: everything one call of one seat needs, in one object that goes down to
+the call engine and comes back with what the call found out.
+
+The run makes it (``run.eval``): which seat of which run of which session it answers (``tag``),
+what it asks (``prompt``), with which sampling args and seed (``kwargs``), who answers (``send``:
+the completion fn as one try, ``fns.endpoints.single_try``, or what hands over a batch's answer),
+and what the run does with the answer (``answered``: record it if the fn recorded nothing, make it
+durable, count it, keep what the score reads). The engine (``dispatch.call_all``) runs it, as any
+call, once per try, on a worker in the context of the session that asked for it.
+
+While it runs it is the context's current seat call (``current``), the one channel between a
+completion fn and the run: evals' ``record_sampling`` inside the fn knows nothing of seats, so the
+recorder step that tags each ``sampling`` event with its seat reads the current seat call and notes
+on it what the fn recorded (``noted``). Nothing else is passed around: after the engine returns,
+the caller reads the finish reason from the value itself.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+
+@dataclass
+class SeatCall:
+    tag: dict[str, Any]  # cell, session, run (from 0), seat (from 1), player: filed with each of its events
+    prompt: Any
+    kwargs: dict[str, Any]  # the sampling args, and the seed where the eval passes one
+    send: Callable[..., Any]  # send(prompt, **kwargs) -> the fn's result: one try
+    answered: Callable[[SeatCall, Any], Any]  # (this call, the fn's result) -> the reply the run keeps
+    # what the fn recorded while answering (``noted``)
+    recorded: int = 0
+    finish_reason: Optional[str] = None
+    completion_tokens: Optional[int] = None
+
+    def __call__(self) -> Any:
+        """One try: the engine calls it in the call's own context copy, so the current seat call set
+        here stays this call's, whatever the worker thread serves next."""
+        _CURRENT.set(self)
+        try:
+            result = self.send(self.prompt, **self.kwargs)
+        except TypeError as exc:
+            if "keyword argument" not in str(exc):
+                raise
+            raise TypeError(
+                f"{exc}. The completion fn must accept the keyword arguments the eval passes "
+                f"({', '.join(sorted(self.kwargs))}): define __call__(self, prompt, **kwargs)") from exc
+        return self.answered(self, result)
+
+    def noted(self, data: Mapping[str, Any]) -> None:
+        """A ``sampling`` event the fn recorded for this call: its finish reason and completion tokens."""
+        self.recorded += 1
+        self.finish_reason = data.get("finish_reason")
+        usage = data.get("usage")
+        used = usage.get("completion_tokens") if isinstance(usage, Mapping) else getattr(usage, "completion_tokens", None)
+        if isinstance(used, int) and not isinstance(used, bool) and used >= 0:  # what the reply cost, for the plan
+            self.completion_tokens = used
+
+
+_CURRENT: contextvars.ContextVar[Optional[SeatCall]] = contextvars.ContextVar("econarena_seat_call", default=None)
+
+
+def current() -> Optional[SeatCall]:
+    """The seat call this context is answering, None outside one."""
+    return _CURRENT.get()
