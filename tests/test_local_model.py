@@ -166,14 +166,16 @@ def the_report_page_shows_the_real_replies_in_chromium(run_dir: Path) -> None:
     page = run_dir / "report" / "report.html"
     data = json.loads((run_dir / "report" / "report.json").read_text())
     assert len(data["conditions"]) == 2
+    legend = {c["label"]: c["condition"] for c in data["columns"]}  # a column's short label -> its whole condition
+    [label] = [k for k in data["rule_breaks"] if k.split(" @ ")[0] == PLAYER]  # the row: the player @ its endpoint
     for cond in data["conditions"]:
-        condition = "constrained" if "response_format" in cond["column"] else "free"
+        condition = "constrained" if "response_format" in legend[cond["column"]] else "free"
         path = logs(run_dir)[condition]
         session = read_log(path).sessions[0]["session"]
         events = sampling_events(path)
         c_bar = read_log(path).runs[0]["c_bar"]  # one per session in beauty_L
         verdicts = [(contract_choice(e["sampled"][0], c_bar)[0], e["finish_reason"]) for e in events]
-        kinds = data["rule_breaks"][PLAYER][cond["column"]]
+        kinds = data["rule_breaks"][label][cond["column"]]
         # a cut-off reply is a rule break of that kind only when it holds no valid answer (contract §8)
         assert kinds["cut off at token limit"] == sum(1 for ok, finish in verdicts if not ok and finish == "length")
         assert sum(v for k, v in kinds.items() if k != "seats") == sum(1 for ok, _ in verdicts if not ok)

@@ -33,6 +33,17 @@ CONTROL_REPLY = json.dumps({"understanding": "nul\u0000bell\u0007 &amp; <i>not i
                             "reason": "</textarea><script>document.title='pwned-valid'</script>"})
 
 
+def scripted_label(data: dict) -> str:
+    """The scripted model's label in the rule breaks, as every other table names it: its endpoint too."""
+    [label] = [k for k in data["rule_breaks"] if k.split(" @ ")[0] == SCRIPTED]
+    assert label.startswith(f"{SCRIPTED} @ 127.0.0.1:"), label
+    return label
+
+
+def scripted_rule_breaks(data: dict) -> dict:
+    return data["rule_breaks"][scripted_label(data)]
+
+
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory, server) -> Path:
     d = tmp_path_factory.mktemp("html_logs")
@@ -140,7 +151,7 @@ def test_the_page_holds_what_report_md_holds(report):
 @pytest.mark.e2e
 def test_rule_breaks_are_counted_by_kind_over_every_session(logs, report):
     out, data, _ = report
-    counts = data["rule_breaks"][SCRIPTED]["beauty_L"]
+    counts = scripted_rule_breaks(data)["beauty_L"]
     log = read_log(logs / "scripted.jsonl")
     invalid = [(r["session"], r["run"], s["seat"]) for r in log.runs for s in r["seats"] if not s["valid"]]
     # the scripted model: seat 3 answers in prose on odd runs, seat 4 goes out of range in run 2
@@ -149,7 +160,7 @@ def test_rule_breaks_are_counted_by_kind_over_every_session(logs, report):
     assert sum(counts[k] for k in ("not a number", "cut off at token limit", "no answer or error")) == 0
     assert counts["seats"] == 4 * 50
     md = (out / "report.md").read_text()
-    assert f"| {SCRIPTED} | beauty_L | 200 | 20 | 0 | 4 | 0 | 0 |" in md
+    assert f"| {scripted_label(data)} | beauty_L | 200 | 20 | 0 | 4 | 0 | 0 |" in md
 
 
 # ---- in the browser ----
@@ -302,7 +313,7 @@ def test_transcripts_are_bounded_and_the_grid_covers_every_session(logs, tmp_pat
         assert len(log["sessions"]) == 4 and all(len(s["runs"]) == 10 for s in log["sessions"])
         assert sum(s["t"] for s in log["sessions"]) == expected
         assert len(log["calls"]) == 50 * expected
-        counts = json.loads((out / "report.json").read_text())["rule_breaks"][SCRIPTED]["beauty_L"]
+        counts = scripted_rule_breaks(json.loads((out / "report.json").read_text()))["beauty_L"]
         assert counts["no JSON object"] == 20 and counts["out of range"] == 4  # aggregates: every session
 
 
