@@ -71,6 +71,9 @@ class EvalLog:
     call_keys: array = field(default_factory=lambda: array("q"))
     call_offsets: array = field(default_factory=lambda: array("q"))
     untagged_calls: int = 0  # sampling events without the seat tag (a log from before it)
+    # what a tool worked out of this log where it read it (``report.prepare``: the report's per-log work,
+    # done in the worker process that read the log); not part of the log's content
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def call_at(self, wanted: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int, int], int]:
         """The offset of the first seat call tagged with each of ``wanted`` (session, run, seat) that has one."""

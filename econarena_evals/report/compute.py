@@ -11,7 +11,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..core.redact import redact_mapping, redact_text
 from ..games import GAMES, Game, outcome_from_event
@@ -22,9 +22,10 @@ from ..log.format import metric_key
 from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratified_ci
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
-from .analysis import comparisons, diagnostics, floors, nash_ceilings
+from .analysis import comparisons, floors, nash_ceilings
 from .leaderboard import Entry, leaderboard
 from .plots import plot_file
+from .prepare import cached_diagnostics
 from .progress import Progress
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
 from .tokens import NO_PRICES, Prices, tokens_result
@@ -80,14 +81,19 @@ class Computed:
 
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
             transcripts: Optional[int], prices: Prices = NO_PRICES, pairs: str = "auto",
-            compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None) -> Computed:
+            compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None,
+            on_figures: Optional[Callable[[list[CellFigures]], None]] = None) -> Computed:
     """Everything the report states about the chosen logs; ``transcripts``: sessions per log whose
     prompts and replies the session browser holds (None: all); ``prices``: per million tokens, for
     the cost of the tokens used; ``pairs``: which pairs of players the paired comparisons take
     (``analysis.compared_pairs``: "auto", or "all"), ``compare`` pairs taken too; ``progress``: told
-    of each log read and each row fitted."""
+    of each log read and each row fitted; ``on_figures``: given what the plots show as soon as it is
+    known, so that they can be drawn while the rest is computed."""
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
+    figures_of_cells = cell_figures(logs, rows, references)
+    if on_figures is not None:
+        on_figures(figures_of_cells)
     players = sorted({r.player for r in rows})
     columns = sorted({r.column for r in rows})
     by_key = {(r.player, r.column): r for r in rows}
@@ -135,7 +141,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
             progress.step()
         if r.chosen is None:
             continue
-        for kind, figures in diagnostics(r.chosen.log, r.key or r.player).items():
+        for kind, figures in cached_diagnostics(r.chosen.log, r.key or r.player).items():
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"], result["comparison_pairs"] = comparisons(
@@ -152,7 +158,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     result["rule_breaks"] = report_html.rule_break_counts(browser[1])
     for n in notes:
         n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
-    return Computed(result, cell_figures(logs, rows, references), browser, len(logs))
+    return Computed(result, figures_of_cells, browser, len(logs))
 
 
 def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Sequence[str]) -> list[CellFigures]:
