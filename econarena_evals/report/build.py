@@ -61,7 +61,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             drawn.append((f.first_run, workers.submit(
                 draw_first_run, f.cell, f.game.NAME, f.shares, out / f.first_run, f.human, f.run_refs, f.note)))
 
-    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress, on_figures=draw)
+    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress, on_figures=draw,
+                       workers=workers)
     result = computed.result
     if progress is not None:
         progress.start("drawing plots", len(drawn), "cells' plots")

@@ -45,6 +45,7 @@ from .analysis import DIAGNOSTIC_TITLES, figure, floor_rows
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
+from .workers import Workers
 
 DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
 
@@ -232,16 +233,27 @@ def log_piece(log: EvalLog, limit: Optional[int]) -> LogPiece:
                     strings.items, calls)
 
 
-def piece_text(c: Chosen, piece: LogPiece, strings: Strings) -> str:
+def piece_text(column: str, finished: bool, piece: LogPiece, strings: Strings) -> str:
     """The JSON of ``log_data`` from the log's piece, its strings added to its column's ``strings``:
     the same text, to the byte, as ``json_for_script(log_data(...))`` with the same ``strings``."""
     ids = [strings(s) for s in piece.strings]
     kept = {key: [[[role, [ids[i] for i in lines]] for role, lines in prompt], reply, reason,
                   {k: ids[i] for k, i in fields.items()}, cut]
             for key, (prompt, reply, reason, fields, cut) in piece.kept.items()}
-    return ('{"col":' + json_for_script(c.column) + "," + piece.head + ',"finished":' + json_for_script(c.finished)
+    return ('{"col":' + json_for_script(column) + "," + piece.head + ',"finished":' + json_for_script(finished)
             + "," + zlib.decompress(piece.body).decode("utf-8", "surrogatepass") + ',"calls":'
             + json_for_script(kept) + "}")
+
+
+def column_block(logs: Sequence[tuple[str, bool, LogPiece]]) -> tuple[int, str]:
+    """One column's block of the page: its logs' JSON (``piece_text`` of each column, finished, piece),
+    with the strings they share, deflated, in base64; and the JSON's size. Each column is a block of its
+    own, so the report's worker processes make the blocks side by side."""
+    strings = Strings()
+    texts = [piece_text(column, finished, piece, strings) for column, finished, piece in logs]
+    text = '{"logs":[' + ",".join(texts) + '],"strings":' + json_for_script(strings.items) + "}"
+    raw = text.encode("utf-8", "backslashreplace")
+    return len(raw), base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
 def _command(command: str) -> str:
@@ -255,44 +267,59 @@ class Browser:
     each column's logs (every session's grid, the kept sessions' calls, the strings they share) as
     one compressed block, which the page unpacks when a reader opens that column."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: Optional[Workers] = None) -> None:
         self.index: list[dict[str, Any]] = []  # per log: column, file, rows, and where its data is
-        self.blocks: list[str] = []  # per column: base64 of the deflated JSON {"logs": [...], "strings": [...]}
-        self.raw_bytes = 0  # the blocks' JSON before compression
+        self.workers = workers if workers is not None else Workers(1)
+        self._pending: list[Any] = []  # per column: ``column_block``'s answer, as ``Workers.submit`` gives it
+        self._done: Optional[list[tuple[int, str]]] = None
 
-    def add_column(self, logs: Sequence[tuple[str, Mapping[str, Any]]], strings: Strings) -> None:
-        """One column's logs: each its JSON (``piece_text``) and its entry of the index (col, file, rows, finished)."""
-        text = '{"logs":[' + ",".join(t for t, _ in logs) + '],"strings":' + json_for_script(strings.items) + "}"
-        raw = text.encode("utf-8", "backslashreplace")
-        self.raw_bytes += len(raw)
-        for i, (_, entry) in enumerate(logs):
-            self.index.append({**entry, "block": len(self.blocks), "at": i})
-        self.blocks.append(base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
+    def add_column(self, logs: Sequence[tuple[str, bool, LogPiece]], entries: Sequence[Mapping[str, Any]]) -> None:
+        """One column's logs (column, finished, piece) and their entries of the index (col, file, rows, finished)."""
+        for i, entry in enumerate(entries):
+            self.index.append({**entry, "block": len(self._pending), "at": i})
+        self._pending.append(self.workers.submit(column_block, list(logs)))
+
+    def _blocks(self) -> list[tuple[int, str]]:
+        if self._done is None:
+            self._done = [pending.get() for pending in self._pending]
+            self._pending = []
+        return self._done
+
+    @property
+    def blocks(self) -> list[str]:
+        """Per column: base64 of the deflated JSON {"logs": [...], "strings": [...]}."""
+        return [block for _, block in self._blocks()]
+
+    @property
+    def raw_bytes(self) -> int:
+        """The blocks' JSON before compression."""
+        return sum(size for size, _ in self._blocks())
 
 
 def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
-                 progress: Optional[Callable[[Chosen], None]] = None) -> tuple[Browser, dict[str, Any]]:
+                 progress: Optional[Callable[[Chosen], None]] = None,
+                 workers: Optional[Workers] = None) -> tuple[Browser, dict[str, Any]]:
     """The browser's data (``Browser``) and rule breaks by player ({player: {column: {kind: n}}, examples}).
 
     Rule breaks are counted over every session, calls kept for the first ``limit`` sessions of each log
     (None: all). Each log's part is the one made where it was read (``EvalLog.derived["browser"]``, for
-    the same ``limit``), else made here, the log read again, streaming. One column's logs are held at a
-    time: a column is compressed as soon as its last log is in. ``progress`` is told of each log when it is done."""
-    browser = Browser()
+    the same ``limit``), else made here, the log read again, streaming. Each column's block is made by
+    ``workers`` (None: here) once its last log is in. ``progress`` is told of each log when it is done."""
+    browser = Browser(workers)
     counts: dict[str, Any] = {}
     examples: dict[str, Any] = {}
-    column: list[tuple[str, Mapping[str, Any]]] = []
-    strings = Strings()
+    column: list[tuple[str, bool, LogPiece]] = []
+    entries: list[dict[str, Any]] = []
     for n, c in enumerate(chosen):
-        if column and column[-1][1]["col"] != c.column:
-            browser.add_column(column, strings)
-            column, strings = [], Strings()
+        if column and column[-1][0] != c.column:
+            browser.add_column(column, entries)
+            column, entries = [], []
         piece = c.log.derived.pop("browser", None)
         if piece is None or piece.limit != limit:
             piece = log_piece(c.log, limit)
         keep, calls = piece.keep, piece.calls
-        column.append((piece_text(c, piece, strings),
-                       {"col": c.column, "file": c.log.path.name, "rows": list(c.players), "finished": c.finished}))
+        column.append((c.column, c.finished, piece))
+        entries.append({"col": c.column, "file": c.log.path.name, "rows": list(c.players), "finished": c.finished})
         for p in c.players:
             counts.setdefault(p, {})[c.column] = {"seats": calls.seats.get(p, 0),
                                                   **{k: calls.counts.get((p, k), 0) for k in RULE_BREAK_KINDS}}
@@ -305,7 +332,7 @@ def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
         if progress is not None:
             progress(c)
     if column:
-        browser.add_column(column, strings)
+        browser.add_column(column, entries)
     return browser, {"counts": counts, "examples": examples}
 
 
