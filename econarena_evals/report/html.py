@@ -24,6 +24,7 @@ import hashlib
 import html
 import json
 import math
+import pickle
 import re
 import zlib
 from dataclasses import dataclass
@@ -209,9 +210,13 @@ class LogPiece:
     keep: list[int]
     head: str  # the JSON members "cell" to "command"
     body: bytes  # the JSON members "players" to "sessions", deflated (a log's grids are most of the page)
-    kept: dict[str, list[Any]]  # ``_kept_calls`` with ids of ``strings``
-    strings: list[str]
-    calls: LogCalls  # without its kept calls (they are in ``kept``): the seats, rule-break kinds and examples
+    calls_blob: bytes  # (``_kept_calls`` with ids of its strings, the strings), pickled and deflated
+    calls: LogCalls  # without its kept calls (they are in ``calls_blob``): the seats, rule-break kinds and examples
+
+    @property
+    def kept(self) -> tuple[dict[str, list[Any]], list[str]]:
+        """The kept calls, with ids of the log's own string table, and that table."""
+        return pickle.loads(zlib.decompress(self.calls_blob))
 
 
 def _members(data: Mapping[str, Any]) -> str:
@@ -229,17 +234,19 @@ def log_piece(log: EvalLog, limit: Optional[int]) -> LogPiece:
     kept = _kept_calls(calls, strings)
     body = _members({"players": players, "rows": list(rows), **_labels_part(log), "sessions": sessions})
     calls.calls, calls.kinds = {}, {}  # in ``kept`` and the grids now
-    return LogPiece(limit, keep, _members(head), zlib.compress(body.encode("utf-8", "surrogatepass"), 1), kept,
-                    strings.items, calls)
+    # deflated: a report of hundreds of logs holds every log's piece until its column is made
+    return LogPiece(limit, keep, _members(head), zlib.compress(body.encode("utf-8", "surrogatepass"), 1),
+                    zlib.compress(pickle.dumps((kept, strings.items), pickle.HIGHEST_PROTOCOL), 1), calls)
 
 
 def piece_text(column: str, finished: bool, piece: LogPiece, strings: Strings) -> str:
     """The JSON of ``log_data`` from the log's piece, its strings added to its column's ``strings``:
     the same text, to the byte, as ``json_for_script(log_data(...))`` with the same ``strings``."""
-    ids = [strings(s) for s in piece.strings]
+    own_kept, own_strings = piece.kept
+    ids = [strings(s) for s in own_strings]
     kept = {key: [[[role, [ids[i] for i in lines]] for role, lines in prompt], reply, reason,
                   {k: ids[i] for k, i in fields.items()}, cut]
-            for key, (prompt, reply, reason, fields, cut) in piece.kept.items()}
+            for key, (prompt, reply, reason, fields, cut) in own_kept.items()}
     return ('{"col":' + json_for_script(column) + "," + piece.head + ',"finished":' + json_for_script(finished)
             + "," + zlib.decompress(piece.body).decode("utf-8", "surrogatepass") + ',"calls":'
             + json_for_script(kept) + "}")
