@@ -93,6 +93,9 @@ LEAN_RUNTIME = [
     "lz4",
     "zstandard",
 ]
+# Ours: the logs' reader (``log.jsonl``) decodes with orjson, about twice as fast as json, for the
+# report tools that read hundreds of logs (json stays the fallback).
+OWN_RUNTIME = ["orjson>=3.9"]
 
 setup(
     name="econarena-evals",
@@ -115,7 +118,7 @@ setup(
     package_data={"econarena_evals.core": ["references.json"],
                   "econarena_evals.report": ["static/*.css", "static/*.js"]},  # report.html's style and script
     cmdclass=CMDCLASS,
-    install_requires=LEAN_RUNTIME,
+    install_requires=LEAN_RUNTIME + OWN_RUNTIME,
     extras_require={
         "evals": ["evals==3.0.1.post1"],
         # markdown-it-py: the CommonMark renderer the report.md escaping test renders with

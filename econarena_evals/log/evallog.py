@@ -15,9 +15,9 @@ from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
-from ..core.outcome import MAX_NUMBER, action_number, game_number
+from ..core.outcome import MAX_NUMBER, RunOutcome, action_number, game_number
 from ..core.sessions import unique_names
 from ..fns.identity import from_spec, label, masked
 from ..games import get as get_game
@@ -74,6 +74,9 @@ class EvalLog:
     call_keys: array = field(default_factory=lambda: array("q"))
     call_offsets: array = field(default_factory=lambda: array("q"))
     untagged_calls: int = 0  # sampling events without the seat tag (a log from before it)
+    # what a tool worked out of this log where it read it (``report.prepare``: the report's per-log work,
+    # done in the worker process that read the log); not part of the log's content
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def call_at(self, wanted: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int, int], int]:
         """The offset of the first seat call tagged with each of ``wanted`` (session, run, seat) that has one."""
@@ -172,7 +175,8 @@ def _figure_text(x: Any) -> str:
 NOT_RESCORABLE = "its runs are not all in the log: its figures cannot be derived from them"
 
 
-def derive_figures(log: EvalLog, reading: Reading) -> None:
+def derive_figures(log: EvalLog, reading: Reading,
+                   outcome_of: Callable[[Mapping[str, Any]], RunOutcome] = outcome_from_event) -> None:
     """Replace every logged figure by what the scorer derives from the run events: each finished
     session's metrics (``metrics.rescore_sessions``) and the final report's means over them. A
     logged figure that differs is named (``log.forged``); a session said to be finished whose runs
@@ -187,7 +191,8 @@ def derive_figures(log: EvalLog, reading: Reading) -> None:
             continue
         seen.add(event["session"])
         sessions.append(dict(event))
-    per_session = rescore_sessions(log.runs, players, sessions=[s["session"] for s in sessions])
+    per_session = rescore_sessions(log.runs, players, sessions=[s["session"] for s in sessions],
+                                   outcome_of=outcome_of)
     results: list[Optional[dict[str, Any]]] = []
     for event in sessions:
         logged = {k: v for k, v in event.items() if _metric_field(str(k))}
@@ -281,29 +286,48 @@ def shape_problem(x: Any, shape: Any, where: str = "") -> Optional[str]:
 
 def run_event_problem(data: dict[str, Any]) -> Optional[str]:
     """Why an ``econarena_run`` event cannot be used (a hand-edited field), or None."""
+    return _run_event_check(data)[0]
+
+
+def _within_bound(values: Iterable[Any]) -> bool:
+    """``_number`` of every number (int or float, not bool) among ``values`` (a list among them is no
+    number): the same test, made without a call per number (a run event holds hundreds). NaN fails
+    both comparisons; so does infinity."""
+    for x in values:
+        kind = type(x)
+        if kind is float or kind is int:
+            if not -MAX_NUMBER <= x <= MAX_NUMBER:
+                return False
+        elif kind is not bool and isinstance(x, (int, float)) and not _number(x):
+            return False
+    return True
+
+
+def _run_event_check(data: dict[str, Any]) -> tuple[Optional[str], Optional[RunOutcome]]:
+    """``run_event_problem``'s answer, and for a usable event its outcome (``outcome_from_event``)."""
     if not (_index(data.get("session")) and _index(data.get("run")) and _index(data.get("runs"), 1)):
-        return "session, run and runs must be whole numbers"
+        return "session, run and runs must be whole numbers", None
     seats = data.get("seats")
     if not isinstance(seats, list) or not seats or not all(isinstance(seat, dict) for seat in seats):
-        return "seats must be a list of objects"
+        return "seats must be a list of objects", None
     for i, seat in enumerate(seats, start=1):
         action = seat.get("action")
         if seat.get("seat") != i or not isinstance(seat.get("player"), str) or not isinstance(seat.get("valid"), bool) \
                 or not (action_number(action) or (action is None and not seat["valid"])):
-            return f"seat {i}: seat, player, valid or action is not what the eval writes"
-    numbers = [x for v in data.values() for x in (v if isinstance(v, list) else [v]) if _is_num(x)]
-    if not all(_number(x) for x in numbers):
-        return f"a number that is not finite or past {MAX_NUMBER:g}"
+            return f"seat {i}: seat, player, valid or action is not what the eval writes", None
+    # the numbers of the event's fields and of its lists' items (one level down, as the eval writes them)
+    if not all(_within_bound(v) if isinstance(v, list) else _within_bound((v,)) for v in data.values()):
+        return f"a number that is not finite or past {MAX_NUMBER:g}", None
     try:  # the game's own reading of the event: what the report and the re-score need of it
         outcome = outcome_from_event(data)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as exc:
-        return f"{type(exc).__name__}: {exc}"
+        return f"{type(exc).__name__}: {exc}", None
     if not outcome.scale > 0 or not all(_number(s.payoff) and _number(s.ne_action) for s in outcome.seats):
-        return "its range or a payoff is not a positive finite number"
+        return "its range or a payoff is not a positive finite number", None
     low, high = get_game(outcome.game).action_range(data)
     if any(s.valid and s.action is not None and not low <= s.action <= high for s in outcome.seats):
-        return f"a valid action outside the game's range [{low:g}, {high:g}]"
-    return None
+        return f"a valid action outside the game's range [{low:g}, {high:g}]", None
+    return None, outcome
 
 
 def _disagreeing_sessions(runs: list[dict[str, Any]]) -> dict[int, str]:
@@ -393,6 +417,7 @@ def read_log(path: Path) -> EvalLog:
     bad_spec = None
     # an inspect_ai log of the inspect front end reads as the same rows (``inspect_log``)
     rows = iter_inspect_rows(path, reading) if is_inspect_log(path) else iter_rows(path, reading)
+    outcomes: dict[int, RunOutcome] = {}  # id of each run event kept -> its outcome, for the re-score
     for lineno, row in rows:
         kind, data = row.get("type"), row.get("data")
         if "spec" in row:
@@ -408,14 +433,23 @@ def read_log(path: Path) -> EvalLog:
             for k in bad:
                 reading.note(f"line {lineno}: final report's {k} is not a number, skipped")
             log.final_report = None if report is None else {k: v for k, v in report.items() if k not in bad}
-        elif kind in (RUN_EVENT, SESSION_EVENT) and isinstance(data, dict):
-            why = run_event_problem(data) if kind == RUN_EVENT else session_event_problem(data)
+        elif kind == RUN_EVENT and isinstance(data, dict):
+            why, outcome = _run_event_check(data)
             if why:
                 reading.note(f"line {lineno}: {kind} event skipped: {why}")
             else:
-                (log.runs if kind == RUN_EVENT else log.sessions).append(data)
+                log.runs.append(data)
+                outcomes[id(data)] = outcome
                 if data.get(RESUMED_FROM):  # copied from the log resumed from: its seat calls too
-                    copied.add((data["session"], data["run"]) if kind == RUN_EVENT else data["session"])
+                    copied.add((data["session"], data["run"]))
+        elif kind == SESSION_EVENT and isinstance(data, dict):
+            why = session_event_problem(data)
+            if why:
+                reading.note(f"line {lineno}: {kind} event skipped: {why}")
+            else:
+                log.sessions.append(data)
+                if data.get(RESUMED_FROM):  # copied from the log resumed from: its seat calls too
+                    copied.add(data["session"])
         elif kind == PLAYERS_EVENT and isinstance(data, dict):
             entries = data.get("players") if isinstance(data.get("players"), list) else []
             settings = []
@@ -474,7 +508,8 @@ def read_log(path: Path) -> EvalLog:
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
     if not reading.mixed and not reading.refused:
-        derive_figures(log, reading)
+        derive_figures(log, reading, lambda event: outcomes[id(event)])
+    outcomes.clear()
     reading.finish()
     log.problems = reading.problems + log.forged[:NAMED_PROBLEMS] + (
         [f"{len(log.forged) - NAMED_PROBLEMS} more logged figure(s) not what the runs score"]

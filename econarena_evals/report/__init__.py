@@ -7,3 +7,10 @@ diagnostics (``analysis``), the report's figures (``compute``, which writes noth
 Rule: the top layer: reads logs, never calls an endpoint or evals; no game is named here, the
 game says how its things are labelled (``Game.REPORT``).
 """
+
+import os
+
+# Before numpy is first imported: the report's numpy work is small matrix products by the thousand
+# (the depth fits' bootstrap), on which OpenBLAS's threads only spin, at three times the CPU of one
+# thread; the report tools run worker processes of their own (``workers``). A value set outside stands.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

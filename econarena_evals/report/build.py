@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -25,40 +26,53 @@ from ..core.references import load_references
 from ..score.paired import format_comparison
 from . import html as report_html
 from .analysis import ALL_PAIRS_UP_TO
-from .compute import DEFAULT_REFERENCES, compute, json_safe
+from .compute import DEFAULT_REFERENCES, CellFigures, compute, json_safe
 from .markdown import render as render_markdown
-from .plots import plot_convergence, plot_first_run
+from .plots import draw_convergence, draw_first_run, preload
+from .prepare import read_for_report
 from .progress import Progress
 from .selection import Chosen, inputs_folder, select
 from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
+from .workers import Workers, add_workers_option
 
 
 def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
           transcripts: Optional[int] = report_html.DEFAULT_TRANSCRIPTS,
           selected: Optional[tuple[list[Chosen], list[dict[str, Any]]]] = None,
           prices: Prices = NO_PRICES, pairs: str = "auto", compare: Sequence[tuple[str, str]] = (),
-          progress: Optional[Progress] = None) -> dict[str, Any]:
+          progress: Optional[Progress] = None, workers: Optional[Workers] = None) -> dict[str, Any]:
     """Write report.md, report.json, the plots and report.html into ``out``; ``transcripts``: sessions per
     log whose prompts and replies report.html embeds (None: all); ``selected``: ``select(paths)``, if
     the caller has read the logs already; ``prices``: per million tokens, for the cost of the tokens used;
     ``pairs`` and ``compare``: which paired comparisons (``analysis.compared_pairs``); ``progress``: where
-    a long report says how far it is."""
+    a long report says how far it is; ``workers``: where the logs are read and the plots drawn (None: here)."""
     out.mkdir(parents=True, exist_ok=True)
-    chosen, notes = selected if selected is not None else select(paths, progress)
-    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress)
+    workers = workers if workers is not None else Workers(1)
+    chosen, notes = selected if selected is not None else select(
+        paths, progress, workers, partial(read_for_report, transcripts=transcripts))
+    drawn: list[tuple[str, Any]] = []
+
+    def draw(figures: list[CellFigures]) -> None:
+        """Each cell's two plots, drawn by the workers while the rest of the report is computed."""
+        for f in figures:
+            drawn.append((f.convergence, workers.submit(
+                draw_convergence, f.cell, f.game.NAME, f.series, out / f.convergence, f.line_refs, f.with_history,
+                f.note)))
+            drawn.append((f.first_run, workers.submit(
+                draw_first_run, f.cell, f.game.NAME, f.shares, out / f.first_run, f.human, f.run_refs, f.note)))
+
+    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress, on_figures=draw,
+                       workers=workers)
     result = computed.result
     folder = inputs_folder(paths)  # the inputs are named by their path under it
     if folder is not None:
         result["inputs_folder"] = str(folder)
     if progress is not None:
-        progress.start("drawing plots", 2 * len(computed.figures), "cells' plots")
-    for f in computed.figures:
+        progress.start("drawing plots", len(drawn), "cells' plots")
+    for name, pending in drawn:
+        result["plots"][name] = pending.get()
         if progress is not None:
             progress.step()
-        result["plots"][f.convergence] = plot_convergence(f.cell, f.game, f.series, out / f.convergence, f.line_refs,
-                                                          f.with_history, f.note)
-        result["plots"][f.first_run] = plot_first_run(f.cell, f.game, f.shares, out / f.first_run, f.human,
-                                                      f.run_refs, f.note)
     (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs), encoding="utf-8")
     (out / "report.json").write_text(json.dumps(json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     report_html.write(json_safe(result), out, computed.browser, transcripts)
@@ -108,6 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--open", action="store_true",
                         help="open report.html in the default browser (prints its path where there is none)")
     add_price_options(parser)
+    add_workers_option(parser)
     opts = parser.parse_args(argv)
     refused = out_problem(opts.out) or price_problem(opts)
     if refused:
@@ -121,14 +136,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     progress = Progress("econarena-report")
-    selected = chosen, notes = select(opts.paths, progress)
-    if not chosen:  # nothing to report on: say why, and write no report of empty tables
-        for n in notes:
-            print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
-        print("econarena-report: no EconArena log to report on in " + " ".join(map(str, opts.paths)), file=sys.stderr)
-        return 1
-    result = build(opts.paths, opts.out, models, opts.transcripts, selected, prices_of(opts), opts.comparisons,
-                   [tuple(opts.compare)] if opts.compare else [], progress)
+    preload()  # matplotlib once, before the workers start, so that each has it
+    with Workers(opts.workers) as workers:
+        selected = chosen, notes = select(opts.paths, progress, workers,
+                                          partial(read_for_report, transcripts=opts.transcripts))
+        if not chosen:  # nothing to report on: say why, and write no report of empty tables
+            for n in notes:
+                print(f"{n['file']}: {n['status']}{': ' + n['why'] if n['why'] else ''}", file=sys.stderr)
+            print("econarena-report: no EconArena log to report on in " + " ".join(map(str, opts.paths)),
+                  file=sys.stderr)
+            return 1
+        result = build(opts.paths, opts.out, models, opts.transcripts, selected, prices_of(opts), opts.comparisons,
+                       [tuple(opts.compare)] if opts.compare else [], progress, workers)
     if opts.compare:
         a, b = opts.compare
         pair = [c for c in result["comparisons"] if {c["a"], c["b"]} == {a, b}]

@@ -11,7 +11,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..core.redact import redact_mapping, redact_text
 from ..games import GAMES, Game, outcome_from_event
@@ -22,12 +22,14 @@ from ..log.format import metric_key
 from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratified_ci
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
-from .analysis import comparisons, diagnostics, floors, nash_ceilings
+from .analysis import comparisons, floors, nash_ceilings
 from .leaderboard import Entry, leaderboard
 from .plots import plot_file
+from .prepare import cached_diagnostics
 from .progress import Progress
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
 from .tokens import NO_PRICES, Prices, tokens_result
+from .workers import Workers
 
 DEFAULT_REFERENCES = ("gpt-4o", "llama-3.1-405b", "gpt-4-0125-preview", "gemini-1.5-pro")
 
@@ -80,14 +82,27 @@ class Computed:
 
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
             transcripts: Optional[int], prices: Prices = NO_PRICES, pairs: str = "auto",
-            compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None) -> Computed:
+            compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None,
+            on_figures: Optional[Callable[[list[CellFigures]], None]] = None,
+            workers: Optional[Workers] = None) -> Computed:
     """Everything the report states about the chosen logs; ``transcripts``: sessions per log whose
     prompts and replies the session browser holds (None: all); ``prices``: per million tokens, for
     the cost of the tokens used; ``pairs``: which pairs of players the paired comparisons take
     (``analysis.compared_pairs``: "auto", or "all"), ``compare`` pairs taken too; ``progress``: told
-    of each log read and each row fitted."""
+    of each log read and each row fitted; ``on_figures``: given what the plots show as soon as it is
+    known, so that they can be drawn while the rest is computed; ``workers``: where the columns' floors
+    and the browser's blocks are made (None: here)."""
+    workers = workers if workers is not None else Workers(1)
     logs = [c.log for c in chosen]
     rows = [r for c in chosen for r in rows_of(c)]
+    # floors: one log per column is enough, every log of a column holds the same sessions
+    first_log = {}
+    for r in rows:
+        first_log.setdefault(r.column, r.chosen.log if r.chosen else None)
+    floors_of = {col: workers.submit(floors, log) for col, log in sorted(first_log.items()) if log is not None}
+    figures_of_cells = cell_figures(logs, rows, references)
+    if on_figures is not None:
+        on_figures(figures_of_cells)
     players = sorted({r.player for r in rows})
     columns = list(dict.fromkeys(r.column for r in rows))  # in the eval sets' order (``selection``)
     by_key = {(r.player, r.column): r for r in rows}
@@ -121,11 +136,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
                               "columns": len(means)}
     result["overall"] = result["overall_groups"].get(SELF_PLAY, {})
 
-    # floors: one log per column is enough, every log of a column holds the same sessions
-    first_log = {}
-    for r in rows:
-        first_log.setdefault(r.column, r.chosen.log if r.chosen else None)
-    result["floors"] = {col: floors(log) for col, log in sorted(first_log.items()) if log is not None}
+    result["floors"] = {col: pending.get() for col, pending in floors_of.items()}
     self_play = {r.column: r.chosen.condition.self_play for r in rows if r.chosen}
     result["ceilings"] = {col: nash_ceilings(f, self_play.get(col, False)) for col, f in result["floors"].items()}
     result["diagnostics"] = {}
@@ -136,7 +147,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
             progress.step()
         if r.chosen is None:
             continue
-        for kind, figures in diagnostics(r.chosen.log, r.key or r.player).items():
+        for kind, figures in cached_diagnostics(r.chosen.log, r.key or r.player).items():
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"], result["comparison_pairs"] = comparisons(
@@ -149,11 +160,11 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
         progress.start("reading the seats' replies", len(chosen), "logs",
                        sum(c.log.size for c in chosen))
     browser = report_html.browser_data(chosen, transcripts,
-                                       None if progress is None else (lambda c: progress.step(c.log.size)))
+                                       None if progress is None else (lambda c: progress.step(c.log.size)), workers)
     result["rule_breaks"] = report_html.rule_break_counts(browser[1])
     for n in notes:
         n["why"] = redact_text(n["why"]) if n.get("why") else n.get("why")
-    return Computed(result, cell_figures(logs, rows, references), browser, len(logs))
+    return Computed(result, figures_of_cells, browser, len(logs))
 
 
 def columns_legend(chosen: Sequence[Chosen]) -> list[dict[str, Any]]:

@@ -24,8 +24,10 @@ import hashlib
 import html
 import json
 import math
+import pickle
 import re
 import zlib
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -34,6 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from ..core.answers import RULE_BREAK_KINDS
 from ..core.redact import redact_command, redact_text
 from ..games import report_labels
+from ..log.evallog import EvalLog
 from ..log.format import metric_key
 from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_sessions
 from ..score.intervals import BOOTSTRAP_RESAMPLES
@@ -43,6 +46,7 @@ from .analysis import DIAGNOSTIC_TITLES, column_labels, figure, floor_rows, in_o
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
+from .workers import Workers
 
 DEFAULT_TRANSCRIPTS = 3  # sessions per log whose prompts and replies are embedded
 
@@ -124,6 +128,19 @@ def _prompt(prompt: Any, strings: Strings) -> list[Any]:
 def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) -> dict[str, Any]:
     """Everything the browser shows of one log: every session's grid, and the kept sessions' calls."""
     log = c.log
+    head, players, sessions = _log_parts(log, list(c.players), calls, keep)
+    return {"col": c.column, **head, "finished": c.finished, "players": players, "rows": list(c.players),
+            "labels": list(c.labels), **_labels_part(log), "sessions": sessions, "calls": _kept_calls(calls, strings)}
+
+
+def _labels_part(log: EvalLog) -> dict[str, Any]:
+    labels = report_labels(log.game)
+    return {"outcome": labels.outcome, "action": labels.action, "value_note": labels.seat_value_note}
+
+
+def _log_parts(log: EvalLog, rows: list[str], calls: LogCalls,
+               keep: Sequence[int]) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
+    """Of one log's browser data: what comes before ``finished`` (cell to command), the players, the sessions."""
     players = list(log.players)
     pindex = {p: i for i, p in enumerate(players)}
     by_session: dict[int, list[Mapping[str, Any]]] = {}
@@ -155,13 +172,21 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
             outcome = event.get(labels.outcome) if labels.outcome else None
             runs.append([int(event["run"]), _num(outcome), [int(w) for w in event.get("winners") or []], seats])
         metrics = {}
-        for p in c.players:
-            key = metric_key("eas", p, c.players)
+        for p in rows:
+            key = metric_key("eas", p, rows)
             if s.get(key) is not None:
                 metrics[p] = _num(s[key])
         sessions.append({"s": index, "err": redact_text(s["error"]) if s.get("error") else None,
                          "errored": bool(s.get("errored")), "eas": metrics, "t": 1 if index in keep else 0,
                          "p": params, "runs": runs})
+    command = ((log.spec.get("run_config") or {}).get("command")) or ""
+    head = {"cell": log.cell, "game": log.game or "", "file": log.path.name,
+            "command": _command(str(command)) if command else ""}
+    return head, players, sessions
+
+
+def _kept_calls(calls: LogCalls, strings: Strings) -> dict[str, list[Any]]:
+    """The kept sessions' calls as the page holds them, their prompt lines and answer fields as ids of ``strings``."""
     kept = {}
     for (session, run, seat), call in sorted(calls.calls.items()):
         reply = call.reply
@@ -171,12 +196,72 @@ def log_data(c: Chosen, calls: LogCalls, keep: Sequence[int], strings: Strings) 
         fields = call.fields()
         kept[f"{session}:{run}:{seat}"] = [_prompt(call.prompt, strings), reply, call.finish_reason,
                                            {k: strings(v) for k, v in fields.items() if isinstance(v, str)}, cut]
-    command = ((log.spec.get("run_config") or {}).get("command")) or ""
-    return {"col": c.column, "cell": log.cell, "game": log.game or "", "file": log.path.name,
-            "command": _command(str(command)) if command else "", "finished": c.finished,
-            "players": players, "rows": list(c.players), "labels": list(c.labels),
-            "outcome": labels.outcome, "action": labels.action,
-            "value_note": labels.seat_value_note, "sessions": sessions, "calls": kept}
+    return kept
+
+
+@dataclass
+class LogPiece:
+    """One log's part of the session browser, made where the log is read (``log_piece``, in a worker
+    process of the report), before the report knows its column: the JSON of everything but its column,
+    whether it finished and its kept calls; those calls with ids of the log's own string table, which
+    ``piece_text`` turns into ids of its column's; and what the rule-break counts need of its seats."""
+
+    limit: Optional[int]  # the sessions per log whose calls were kept (``transcript_sessions``)
+    keep: list[int]
+    head: str  # the JSON members "cell" to "command"
+    body: bytes  # the JSON members "players" to "sessions", deflated (a log's grids are most of the page)
+    calls_blob: bytes  # (``_kept_calls`` with ids of its strings, the strings), pickled and deflated
+    calls: LogCalls  # without its kept calls (they are in ``calls_blob``): the seats, rule-break kinds and examples
+
+    @property
+    def kept(self) -> tuple[dict[str, list[Any]], list[str]]:
+        """The kept calls, with ids of the log's own string table, and that table."""
+        return pickle.loads(zlib.decompress(self.calls_blob))
+
+
+def _members(data: Mapping[str, Any]) -> str:
+    """The JSON members of ``data`` as ``json_for_script`` writes them inside an object (no braces)."""
+    return json_for_script(data)[1:-1]
+
+
+def log_piece(log: EvalLog, limit: Optional[int]) -> LogPiece:
+    """``log``'s part of the browser (``LogPiece``): its kept calls read again from the file, its grids built."""
+    keep = transcript_sessions(log, limit)
+    rows = log.players[:1]  # the evaluated player: ``Chosen.players``
+    calls = read_calls(log, rows, keep)
+    head, players, sessions = _log_parts(log, rows, calls, keep)
+    strings = Strings()
+    kept = _kept_calls(calls, strings)
+    body = _members({"players": players, "rows": list(rows), "labels": [log.labels.get(p, p) for p in rows],
+                     **_labels_part(log), "sessions": sessions})
+    calls.calls, calls.kinds = {}, {}  # in ``kept`` and the grids now
+    # deflated: a report of hundreds of logs holds every log's piece until its column is made
+    return LogPiece(limit, keep, _members(head), zlib.compress(body.encode("utf-8", "surrogatepass"), 1),
+                    zlib.compress(pickle.dumps((kept, strings.items), pickle.HIGHEST_PROTOCOL), 1), calls)
+
+
+def piece_text(column: str, finished: bool, piece: LogPiece, strings: Strings) -> str:
+    """The JSON of ``log_data`` from the log's piece, its strings added to its column's ``strings``:
+    the same text, to the byte, as ``json_for_script(log_data(...))`` with the same ``strings``."""
+    own_kept, own_strings = piece.kept
+    ids = [strings(s) for s in own_strings]
+    kept = {key: [[[role, [ids[i] for i in lines]] for role, lines in prompt], reply, reason,
+                  {k: ids[i] for k, i in fields.items()}, cut]
+            for key, (prompt, reply, reason, fields, cut) in own_kept.items()}
+    return ('{"col":' + json_for_script(column) + "," + piece.head + ',"finished":' + json_for_script(finished)
+            + "," + zlib.decompress(piece.body).decode("utf-8", "surrogatepass") + ',"calls":'
+            + json_for_script(kept) + "}")
+
+
+def column_block(logs: Sequence[tuple[str, bool, LogPiece]]) -> tuple[int, str]:
+    """One column's block of the page: its logs' JSON (``piece_text`` of each column, finished, piece),
+    with the strings they share, deflated, in base64; and the JSON's size. Each column is a block of its
+    own, so the report's worker processes make the blocks side by side."""
+    strings = Strings()
+    texts = [piece_text(column, finished, piece, strings) for column, finished, piece in logs]
+    text = '{"logs":[' + ",".join(texts) + '],"strings":' + json_for_script(strings.items) + "}"
+    raw = text.encode("utf-8", "backslashreplace")
+    return len(raw), base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
 def _command(command: str) -> str:
@@ -190,41 +275,60 @@ class Browser:
     each column's logs (every session's grid, the kept sessions' calls, the strings they share) as
     one compressed block, which the page unpacks when a reader opens that column."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: Optional[Workers] = None) -> None:
         self.index: list[dict[str, Any]] = []  # per log: column, file, rows, and where its data is
-        self.blocks: list[str] = []  # per column: base64 of the deflated JSON {"logs": [...], "strings": [...]}
-        self.raw_bytes = 0  # the blocks' JSON before compression
+        self.workers = workers if workers is not None else Workers(1)
+        self._pending: list[Any] = []  # per column: ``column_block``'s answer, as ``Workers.submit`` gives it
+        self._done: Optional[list[tuple[int, str]]] = None
 
-    def add_column(self, logs: Sequence[dict[str, Any]], strings: Strings) -> None:
-        text = '{"logs":[' + ",".join(json_for_script(log) for log in logs) + '],"strings":' + json_for_script(
-            strings.items) + "}"
-        raw = text.encode("utf-8", "backslashreplace")
-        self.raw_bytes += len(raw)
-        for i, log in enumerate(logs):
-            self.index.append({"col": log["col"], "file": log["file"], "rows": log["rows"], "labels": log["labels"],
-                               "finished": log["finished"], "block": len(self.blocks), "at": i})
-        self.blocks.append(base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
+    def add_column(self, logs: Sequence[tuple[str, bool, LogPiece]], entries: Sequence[Mapping[str, Any]]) -> None:
+        """One column's logs (column, finished, piece) and their entries of the index (col, file, rows, finished)."""
+        for i, entry in enumerate(entries):
+            self.index.append({**entry, "block": len(self._pending), "at": i})
+        self._pending.append(self.workers.submit(column_block, list(logs)))
+
+    def _blocks(self) -> list[tuple[int, str]]:
+        if self._done is None:
+            self._done = [pending.get() for pending in self._pending]
+            self._pending = []
+        return self._done
+
+    @property
+    def blocks(self) -> list[str]:
+        """Per column: base64 of the deflated JSON {"logs": [...], "strings": [...]}."""
+        return [block for _, block in self._blocks()]
+
+    @property
+    def raw_bytes(self) -> int:
+        """The blocks' JSON before compression."""
+        return sum(size for size, _ in self._blocks())
 
 
 def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
-                 progress: Optional[Callable[[Chosen], None]] = None) -> tuple[Browser, dict[str, Any]]:
+                 progress: Optional[Callable[[Chosen], None]] = None,
+                 workers: Optional[Workers] = None) -> tuple[Browser, dict[str, Any]]:
     """The browser's data (``Browser``) and rule breaks by player ({player: {column: {kind: n}}, examples}).
 
-    Every log is read once, streaming; rule breaks are counted over every session, calls kept for the
-    first ``limit`` sessions of each log (None: all). One column's logs are held at a time: a column
-    is compressed as soon as its last log is read. ``progress`` is told of each log when it is done."""
-    browser = Browser()
+    Rule breaks are counted over every session, calls kept for the first ``limit`` sessions of each log
+    (None: all). Each log's part is the one made where it was read (``EvalLog.derived["browser"]``, for
+    the same ``limit``), else made here, the log read again, streaming. Each column's block is made by
+    ``workers`` (None: here) once its last log is in. ``progress`` is told of each log when it is done."""
+    browser = Browser(workers)
     counts: dict[str, Any] = {}
     examples: dict[str, Any] = {}
-    column: list[dict[str, Any]] = []
-    strings = Strings()
+    column: list[tuple[str, bool, LogPiece]] = []
+    entries: list[dict[str, Any]] = []
     for n, c in enumerate(chosen):
-        if column and column[-1]["col"] != c.column:
-            browser.add_column(column, strings)
-            column, strings = [], Strings()
-        keep = transcript_sessions(c.log, limit)
-        calls = read_calls(c.log, c.players, keep)
-        column.append(log_data(c, calls, keep, strings))
+        if column and column[-1][0] != c.column:
+            browser.add_column(column, entries)
+            column, entries = [], []
+        piece = c.log.derived.pop("browser", None)
+        if piece is None or piece.limit != limit:
+            piece = log_piece(c.log, limit)
+        keep, calls = piece.keep, piece.calls
+        column.append((c.column, c.finished, piece))
+        entries.append({"col": c.column, "file": c.log.path.name, "rows": list(c.players), "labels": list(c.labels),
+                        "finished": c.finished})
         # by the row label (the model and its endpoint), as every other table names a player
         label = dict(zip(c.players, c.labels))
         for p in c.players:
@@ -239,7 +343,7 @@ def browser_data(chosen: Sequence[Chosen], limit: Optional[int],
         if progress is not None:
             progress(c)
     if column:
-        browser.add_column(column, strings)
+        browser.add_column(column, entries)
     return browser, {"counts": counts, "examples": examples}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..games import Game
+from ..games import get as get_game
 from ..games.protocol import Reference
 
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
@@ -54,6 +55,21 @@ def _plt():
     except ImportError as exc:  # pragma: no cover - matplotlib is in the report extra
         raise SystemExit("econarena-report needs matplotlib: pip install 'econarena-evals[report]'") from exc
     return plt
+
+
+def preload() -> None:
+    """Import matplotlib now: forked workers then start with it, instead of each importing it."""
+    _plt()
+
+
+def draw_convergence(cell: str, game_name: str, *args: Any) -> dict[str, Any]:
+    """``plot_convergence`` of the game named ``game_name``: what a worker process is given (a game is a module)."""
+    return plot_convergence(cell, get_game(game_name), *args)
+
+
+def draw_first_run(cell: str, game_name: str, *args: Any) -> dict[str, Any]:
+    """``plot_first_run`` of the game named ``game_name``."""
+    return plot_first_run(cell, get_game(game_name), *args)
 
 
 def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,

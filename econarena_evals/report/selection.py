@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
@@ -32,6 +32,7 @@ from ..run.conditions import (
     table_tag,
 )
 from .progress import Progress
+from .workers import Workers
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
 SELF_PLAY, SELF_PLAY_TEST, ARENA = "overall", "overall (test split)", "overall (arena and opponents)"
@@ -108,8 +109,12 @@ def _size(path: Path) -> int:
         return 0
 
 
-def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[list[Chosen], list[dict[str, str]]]:
-    """The logs to use, one per condition, and a note on every file read (``progress``: told of each)."""
+def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: Optional[Workers] = None,
+           reader: Callable[[Path], EvalLog] = read_log) -> tuple[list[Chosen], list[dict[str, str]]]:
+    """The logs to use, one per condition, and a note on every file read (``progress``: told of each).
+
+    ``workers``: where the logs are read (each on its own, in the files' order; None: here, one by one);
+    ``reader``: what reads one (``read_log``, or a function that also does per-log work of its caller's)."""
     notes: list[dict[str, str]] = []
     by_condition: dict[Condition, list[EvalLog]] = {}
     who: dict[str, str] = {}  # file -> the player it evaluates (``player_of``)
@@ -117,8 +122,8 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None) -> tuple[
     sizes = [_size(p) for p in files]
     if progress is not None:
         progress.start("reading logs", len(files), "logs", sum(sizes))
-    for path, size in zip(files, sizes):
-        log = read_log(path)
+    logs = workers.imap(reader, files) if workers is not None else map(reader, files)
+    for path, size, log in zip(files, sizes, logs):
         who[str(path)] = player_of(log)
         if progress is not None:
             progress.step(size)

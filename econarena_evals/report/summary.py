@@ -43,6 +43,7 @@ from .tokens import (
     tokens_result,
     total_cells,
 )
+from .workers import Workers, add_workers_option
 
 # where oaieval writes a run given no --record_path: one folder for every user of the machine
 EVALS_LOGS = Path("/tmp/evallogs")
@@ -249,6 +250,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
                         help="print the leaderboard instead: one row per model, sorted by the mean EAS over the "
                              "cells, with its rank interval (as report.md's Ranking)")
     add_price_options(parser)
+    add_workers_option(parser)
     opts = parser.parse_args(argv)
     refused = price_problem(opts)
     if refused:
@@ -260,7 +262,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
         print(said, file=sys.stderr)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
-    chosen, notes = select(paths, Progress("econarena-summary"))
+    with Workers(opts.workers) as workers:
+        chosen, notes = select(paths, Progress("econarena-summary"), workers)
     for n in notes:
         if n["status"] in ("skipped", "superseded"):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)

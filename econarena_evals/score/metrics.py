@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..core.outcome import RunOutcome, SeatOutcome
 from ..games import get as get_game
@@ -92,13 +92,15 @@ def rescore_sessions(
     run_events: Iterable[Mapping[str, Any]],
     players: Sequence[str],
     sessions: Iterable[int] = (),
+    outcome_of: Callable[[Mapping[str, Any]], RunOutcome] = outcome_from_event,
 ) -> dict[int, Optional[dict[str, dict[str, float]]]]:
     """Re-score a log's sessions from its ``econarena_run`` event data alone.
 
     A session counts as finished when all of its ``runs`` runs are in the log. ``sessions`` names
     sessions that may have no run in the log at all (they errored before their first run ended).
     Returns the per-session metrics (None for an unfinished session); ``log.evallog.rescore_events``
-    adds the final report they make.
+    adds the final report they make. ``outcome_of``: an event's outcome (``outcome_from_event``, or
+    the one a reader made of it already).
     """
 
     by_session: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
@@ -110,7 +112,7 @@ def rescore_sessions(
         if sorted(runs) != list(range(expected)):
             per_session[session] = None
             continue
-        outcomes = [outcome_from_event(runs[i]) for i in range(expected)]
+        outcomes = [outcome_of(runs[i]) for i in range(expected)]
         metrics = {p: m for p in players if (m := session_metrics(outcomes, p)) is not None}
         per_session[session] = metrics
     return per_session
