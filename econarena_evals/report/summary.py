@@ -64,7 +64,8 @@ def own_logs(folder: Path) -> tuple[list[Path], str]:
     mine = [p for p in logs if uid is None or owner(p) == uid]
     others = f", {len(logs) - len(mine)} of other users left out" if len(mine) < len(logs) else ""
     return mine, (f"econarena-summary: no folder named, so this reads your {len(mine)} log(s) in {folder}{others}, "
-                  "where oaieval writes every run given no --record_path, other people's and other days' too; "
+                  "the folder where oaieval writes every run given no --record_path (so your other days' runs are "
+                  "here too; other users' are not read); "
                   "to read one run, name its folder or logs: econarena-summary runs/gpt-4 (econarena-run --out "
                   "runs/gpt-4, or oaieval --record_path runs/gpt-4/NAME.jsonl)")
 

@@ -253,6 +253,13 @@ def column_label(cond: Condition, registry_path: Optional[str] = None) -> str:
     ``condition_text``, in the report's legend of columns. Two conditions with the same label are
     told apart by ``table_tag`` (``report.selection``)."""
     notes = _notes(cond, registry_path, short=True)
+    if len("; ".join(notes)) > NOTES_MAX:  # many settings: the first that fit, the rest a count and a tag
+        shown: list[str] = []
+        for note in notes:
+            if len("; ".join(shown + [note])) > NOTES_MAX - 16:
+                break
+            shown.append(note)
+        notes = shown + [f"{len(notes) - len(shown)} more #{tag(notes[len(shown):])}"]
     return _base_name(cond) + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -272,6 +279,7 @@ def condition_text(cond: Condition, registry_path: Optional[str] = None) -> str:
 
 NOTE_MAX = 32  # a 'key=value' longer than this is named by a word or a tag in a column's label
 OPPONENTS_MAX = 48  # 'vs A, B, ...' longer than this is named by its count and a tag
+NOTES_MAX = 64  # a label's notes longer than this in all show the first few, then how many more and a tag
 
 
 def tag(value: Any) -> str:

@@ -36,6 +36,7 @@ from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
 from ..fns.identity import players_settings
+from ..fns.players import BuiltinPlayer
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
@@ -185,19 +186,30 @@ class EconArena(evals.Eval):
             interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
-        if self.resume_from:
-            logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
-                        "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
-                        len(plan.done), len(sessions) - len(plan.done), len(plan.replay), plan.kept_runs,
-                        plan.kept_calls)
         # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
         handed_out = samples_in_order(sessions)
         to_play = [s for s in handed_out if s.index not in self.resumed]
+        if self.resume_from:  # counted among the sessions this run plays (--max_samples), not the whole file
+            logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
+                        "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
+                        len(handed_out) - len(to_play), len(to_play),
+                        len({s.index for s in to_play} & set(plan.replay)), plan.kept_runs, plan.kept_calls)
         fn = self.roster[0][1]
+        builtin = [isinstance(f, BuiltinPlayer) for _, f in self.roster]  # they send no request, cost nothing
+        sending = not all(builtin)  # a run of built-in players alone: the plan counts their calls
+
+        def sends(session: int, seat: int) -> bool:
+            return not sending or not builtin[seat_players(len(self.roster), self.cell.seats, session)[seat - 1]]
+
         estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
-                                 reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call)
+                                 reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call,
+                                 sends=sends)
         estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
-        print(f"econarena: plan: {self.name}: {estimate.line()}", file=sys.stderr, flush=True)
+        # the built-in players' calls are made too (the progress line counts every answered call)
+        builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
+                            if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
+        also = f" (and {builtin_calls:,} of built-in players, which send no request)" if builtin_calls else ""
+        print(f"econarena: plan: {self.name}: {estimate.line()}{also}", file=sys.stderr, flush=True)
         # in the log too, so that the report can set what was paid beside what was foreseen
         recorder.record_event(PLAN_EVENT, asdict(estimate), sample_id=PLAN_EVENT)
 
@@ -223,7 +235,7 @@ class EconArena(evals.Eval):
             return (f"econarena: plan: {self.name}: "
                     + expected_from_answers(answers, tokens, estimate.calls, estimate.completion_reserved))
 
-        progress = Progress(self.name, len(to_play), estimate.calls, lambda: self._sessions_done, limits_line,
+        progress = Progress(self.name, len(to_play), estimate.calls + builtin_calls, lambda: self._sessions_done, limits_line,
                             pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0,
                             usage_line=usage_line)
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
@@ -272,7 +284,7 @@ class EconArena(evals.Eval):
         report = final_report(results, self.player_names)
         if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.on_write_error
             print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
-        if self._errors:
+        if self._errors and not RUN.stop_reason:  # a stop is said in its own one line, with the resume
             # Loud on purpose: an errored session is left out of the means, and a report with fewer
             # sessions than asked for must not pass for a clean one.
             first = min(self._errors)

@@ -77,7 +77,7 @@ def token_counter(model: Optional[str]) -> tuple[Callable[[str], int], str]:
         encoding = found[0]
         _counters[name] = (lambda text: len(encoding.encode(text, disallowed_special=())), f"tiktoken {encoding.name}")
     else:
-        _counters[name] = (_chars, "characters/4 (tiktoken's encoding files are not cached on this machine, and it would download them)")
+        _counters[name] = (_chars, "characters/4, tiktoken's encoding files not being cached on this machine")
     return _counters[name]
 
 
@@ -156,9 +156,12 @@ def _typical_past(cell: CellConfig, session: Session, run: int) -> list[PastRun]
 
 
 def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional[str], max_tokens: int,
-                  kept: Optional[Callable[[int, int, int], bool]] = None) -> Estimate:
-    """Every seat call of these sessions (in an arena, every seat: an upper bound for one model),
-    less those ``kept(session, run, seat)`` says a resumed run takes from its log."""
+                  kept: Optional[Callable[[int, int, int], bool]] = None,
+                  sends: Optional[Callable[[int, int], bool]] = None) -> Estimate:
+    """Every seat call of these sessions that goes out: less those ``kept(session, run, seat)`` says a
+    resumed run takes from its log, and those of seats whose player sends no request
+    (``sends(session, seat)`` False: a built-in player; None: every seat sends, the bound
+    ``econarena-plan`` gives for one model in an arena)."""
     count, counted = token_counter(model)
     game = get_game(cell.game)
     tokens = calls = skipped = 0
@@ -168,6 +171,8 @@ def estimate_cell(cell: CellConfig, sessions: Sequence[Session], model: Optional
         for run in range(cell.runs):
             past = _typical_past(cell, session, run)
             for seat in range(1, cell.seats + 1):
+                if sends is not None and not sends(session.index, seat):
+                    continue
                 if kept is not None and kept(session.index, run, seat):
                     skipped += 1
                     continue

@@ -20,7 +20,15 @@ from econarena_evals.core.depth import TAU_MAX
 from econarena_evals.report import build, summary
 from econarena_evals.report.markdown import md as md_text
 from econarena_evals.report.selection import select
-from econarena_evals.run.conditions import NOTE_MAX, Condition, column_label, column_name, condition_text
+from econarena_evals.run.conditions import (
+    NOTE_MAX,
+    NOTES_MAX,
+    Condition,
+    column_label,
+    column_name,
+    condition_text,
+    registry_defaults,
+)
 
 LABEL = "beauty_L (max_tokens=128, constrained)"
 FULL_SCHEMA = json.dumps(SCHEMA, sort_keys=True, separators=(",", ":"))
@@ -98,13 +106,26 @@ def test_labels_are_short_unique_and_the_same_in_any_order(tmp_path):
 
 def test_a_long_value_without_a_word_is_its_key_and_a_tag():
     long_stop = ["\n\n###", "Observation:", "</answer>", "END OF REPLY"]
-    cond = Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), (), None,
+    args = tuple(sorted(registry_defaults("econarena.beauty_L.dev.v0").items()))  # the registry's, as a log has them
+    cond = Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), args, None,
                      ((("stop", json.dumps(long_stop, sort_keys=True, separators=(",", ":"))),),))
     label = column_label(cond)
     assert re.fullmatch(r"beauty_L \(.*stop#[0-9a-f]{6}\)", label) and '"Observation' not in label
     assert "Observation:" in column_name(cond) and "Observation:" in condition_text(cond)
-    short = Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), (), None, ((("max_tokens", 128.0),),))
+    short = Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), args, None, ((("max_tokens", 128.0),),))
     assert column_label(short).endswith("max_tokens=128)") and len("max_tokens=128") <= NOTE_MAX
+
+
+def test_many_settings_show_the_first_few_then_how_many_more_and_a_tag():
+    """A label of every setting ran past 140 characters: the first that fit, then a count and a tag."""
+    base = dict(registry_defaults("econarena.beauty_L.dev.v0"))
+    many = {**base, "history_runs": 2.0, "prize": 50.0, "seats": 7.0, "temperature": 0.2, "runs": 12.0}
+    label = column_label(Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), tuple(sorted(many.items())),
+                                   None, ((("top_p", 0.9), ("frequency_penalty", 0.1)),)))
+    assert len(label) <= len("beauty_L ()") + NOTES_MAX and re.search(r"; \d+ more #[0-9a-f]{6}\)$", label), label
+    other = {**many, "temperature": 0.3}  # the same first notes, another hidden one: another tag
+    assert column_label(Condition("econarena.beauty_L.dev.v0", ("econarena/chat:m",), tuple(sorted(other.items())),
+                                  None, ((("top_p", 0.9), ("frequency_penalty", 0.1)),))) != label
 
 
 def test_columns_follow_the_eval_sets_and_unknown_cells_come_after_by_name(tmp_path):

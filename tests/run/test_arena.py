@@ -34,6 +34,8 @@ def test_model_against_a_reference_player(model_env, server, tmp_path):
         for s in r["seats"]:
             seats[s["player"]] += 1
     assert seats == {"gpt-4": 5 * 10, "econarena/level1": 5 * 10 * 4}
+    # the plan counts the calls that go to an endpoint: the model's, not the built-in player's
+    assert log.plan["calls"] == 5 * 10
     # the evaluated seat rotates with the session index
     for r in log.runs:
         assert next(s["seat"] for s in r["seats"] if s["player"] == "gpt-4") == r["session"] % 5 + 1
