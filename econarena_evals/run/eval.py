@@ -254,11 +254,12 @@ class EconArena(evals.Eval):
             stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
             try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
                 signals.grace(True)
-                wait_in_flight(STOP_GRACE_S)
-            except KeyboardInterrupt:  # pressed again: leave now
+                try:
+                    wait_in_flight(STOP_GRACE_S)
+                finally:
+                    signals.grace(False)  # any further signal is passed over: the stop is one
+            except KeyboardInterrupt:  # pressed again (even as the wait ended, before the line above): leave now
                 pass
-            finally:
-                signals.grace(False)  # any further signal is passed over: the stop is one
             self._record_stop(recorder, word, f"{word} ({said})")
             self._say_running_batches()
             hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)

@@ -152,7 +152,8 @@ def test_with_no_folder_named_it_reads_only_the_users_logs_and_says_which_folder
     assert mine.returncode == 0, mine.stderr
     said = mine.stderr.splitlines()[0]
     assert said.startswith(f"econarena-summary: no folder named, so this reads your 2 log(s) in {logs / 'clean'}, "
-                           "where oaieval writes every run given no --record_path"), said
+                           "the folder where oaieval writes every run given no --record_path (so your other days' runs "
+                           "are here too; other users' are not read)"), said
     assert "econarena-summary runs/gpt-4" in said and "left out" not in said
     assert len([line for line in mine.stdout.splitlines() if line.startswith("econarena/nash")]) == 2
     # the same folder, read by another user of the machine: none of these logs are theirs
@@ -160,7 +161,7 @@ def test_with_no_folder_named_it_reads_only_the_users_logs_and_says_which_folder
     assert other.returncode == 1 and "econarena/nash" not in other.stdout
     assert other.stderr.splitlines()[0].startswith(
         f"econarena-summary: no folder named, so this reads your 0 log(s) in {logs / 'clean'}, 2 of other users "
-        "left out, where"), other.stderr
+        "left out, the folder where"), other.stderr
     # named, the folder is read whole, whoever wrote it
     named = summary(logs / "clean")
     assert named.returncode == 0 and "no folder named" not in named.stderr
