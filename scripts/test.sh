@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about seven
-# minutes on 2 cores with three workers, ten with one).
+# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about 19
+# minutes on a quiet 2-core machine with three workers: docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
