@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import sys
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import evals
@@ -24,12 +23,11 @@ from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, described
 from ..calls.seat_call import SeatCall
 from ..calls.seat_call import current as current_seat_call
-from ..calls.state import RUN, stop_run, wait_in_flight
+from ..calls.state import RUN
 from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
 from ..core.prompts import PastRun, prompt_text
-from ..core.redact import redact_text
 from ..core.seeds import call_seed
 from ..core.sessions import Session, history_window, seat_players, waves
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
@@ -41,32 +39,28 @@ from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event, session_from_sample
 from ..integration import status as exit_status
-from ..integration.progress_bar import bar_unless_asked, write_line
 from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
-from ..integration.threads import threads_for
 from ..log.format import (
     BATCH_EVENT,
     BATCH_ID,
     EVAL_RECORDER,
     FORMAT_KEY,
     LOG_FORMAT,
-    PLAN_EVENT,
     PLAYERS_EVENT,
     PLAYERS_SAMPLE_ID,
     RUN_EVENT,
     SEAT_TAG,
     SESSION_EVENT,
-    STOP_EVENT,
     batch_custom_id,
     final_report,
     metric_fields,
 )
 from ..log.recording import storable_event, unrecordable
 from ..score.metrics import session_metrics
-from . import config, disk, resume, signals
-from .plan import ANSWERS_FOR_EXPECTED, estimate_cell, expected_from_answers
-from .progress import Progress, duration, interval_asked
-from .resume_command import hint_at_exit
+from . import config, disk, resume
+from .plan import estimate_cell
+from .progress import interval_asked
+from .shell import Shell
 
 logger = logging.getLogger(__name__)
 
@@ -92,10 +86,6 @@ class _SessionState:
     error: Optional[str] = None
     reused: int = 0  # seat calls taken from the log resumed from instead of being sent
 
-
-# How long a stopped run (Ctrl-C, SIGTERM, SIGHUP) waits for the calls already on the wire, so their
-# paid answers are in the log; a second Ctrl-C leaves at once.
-STOP_GRACE_S = 10.0
 
 # What evals itself passes to every eval's constructor besides the YAML args.
 EVALS_KWARGS = frozenset({"seed", "name", "registry", "eval_registry_path"})
@@ -140,19 +130,12 @@ class EconArena(evals.Eval):
         self.roster: list[tuple[str, CompletionFn]] = [
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
-        self._errors: list[tuple[int, str]] = []  # (session, error); list.append is thread-safe
-        self._sessions_done = 0  # read by the progress line
         self._lanes: dict[int, Any] = {}  # id(fn) -> its rate-limit lane
         self._sends: dict[int, Any] = {}  # id(fn) -> fn as one try of a seat call (``single_try``)
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
-        self._kept = {"sessions": 0, "calls": 0}  # finished sessions and answered seat calls in this log
-        self._kept_lock = threading.Lock()
-        self._sent = 0  # seat calls this run answered (kept ones aside)
-        self._usage = [0, 0]  # answers of this run that reported usage, and their completion tokens
         self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
-        self._bar: Any = None  # while evals' own progress bar shows, how to print a line above it
 
     # ---- the shell around the pure core ----
 
@@ -163,6 +146,7 @@ class EconArena(evals.Eval):
         wrap(recorder, [tag_seat_call, flat_usage, storable_event], unrecordable, disk.on_write_error(recorder),
              SESSION_EVENT)
         write_events_quickly()  # the same lines, without evals' deep copy of each event
+        self.shell = shell = Shell(self.name, self.cell_name, recorder, self.resume_from)
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
         recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings), FORMAT_KEY: LOG_FORMAT},
@@ -178,11 +162,6 @@ class EconArena(evals.Eval):
                 resume.check_samples(plan.done, sessions, self._game_params)
                 resume.check_samples(plan.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = plan.done, plan.parts
-                if plan.forged:  # named, and never carried: the copies hold what the runs score
-                    print(f"econarena: resume_from={self.resume_from}: the logged figures of {len(plan.forged)} finished "
-                          f"session(s) ({', '.join(plan.forged[:5])}{', ...' if len(plan.forged) > 5 else ''}) are not "
-                          "what their runs score; the figures derived from the runs are carried instead",
-                          file=sys.stderr, flush=True)
             interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
@@ -190,10 +169,8 @@ class EconArena(evals.Eval):
         handed_out = samples_in_order(sessions)
         to_play = [s for s in handed_out if s.index not in self.resumed]
         if self.resume_from:  # counted among the sessions this run plays (--max_samples), not the whole file
-            logger.info("resuming %s: %d finished session(s) kept, %d to play (%d of them cut off or errored "
-                        "there, with %d finished run(s) and %d other answered seat call(s) kept)", plan.source,
-                        len(handed_out) - len(to_play), len(to_play),
-                        len({s.index for s in to_play} & set(plan.replay)), plan.kept_runs, plan.kept_calls)
+            shell.resuming(plan.source, plan.forged, len(handed_out), len(to_play),
+                           len({s.index for s in to_play} & set(plan.replay)), plan.kept_runs, plan.kept_calls)
         fn = self.roster[0][1]
         builtin = [isinstance(f, BuiltinPlayer) for _, f in self.roster]  # they send no request, cost nothing
         sending = not all(builtin)  # a run of built-in players alone: the plan counts their calls
@@ -208,93 +185,16 @@ class EconArena(evals.Eval):
         # the built-in players' calls are made too (the progress line counts every answered call)
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
-        also = f" (and {builtin_calls:,} of built-in players, which send no request)" if builtin_calls else ""
-        print(f"econarena: plan: {self.name}: {estimate.line()}{also}", file=sys.stderr, flush=True)
-        # in the log too, so that the report can set what was paid beside what was foreseen
-        recorder.record_event(PLAN_EVENT, asdict(estimate), sample_id=PLAN_EVENT)
-
-        def limits_line(rpm: float, tpm: float) -> Optional[str]:
-            minutes = estimate.minutes_at(rpm, tpm)
-            stated = " and ".join(f"{n:,.0f} {what}/min" for n, what in ((rpm, "requests"), (tpm, "tokens")) if n)
-            return None if minutes is None else (
-                f"econarena: the endpoint states {stated} (no other limit): this run needs at least "
-                f"{minutes:.1f} min at those limits")
-
-        def pace_line(served: float, per_s: float, elapsed_s: float) -> str:
-            total_s = estimate.calls / per_s
-            return (f"econarena: plan: {self.name}: the endpoint decodes about {served:.0f} call(s) at once, "
-                    f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
-                    f"({duration(max(0.0, total_s - elapsed_s))} more)")
-
-        def usage_line() -> Optional[str]:
-            """Once the first answers said what they cost: the completions the run will likely come to."""
-            with self._kept_lock:
-                answers, tokens = self._usage
-            if answers < min(ANSWERS_FOR_EXPECTED, estimate.calls):
-                return None
-            return (f"econarena: plan: {self.name}: "
-                    + expected_from_answers(answers, tokens, estimate.calls, estimate.completion_reserved))
-
-        progress = Progress(self.name, len(to_play), estimate.calls + builtin_calls, lambda: self._sessions_done, limits_line,
-                            pace_line=pace_line, answered_by_batch=lambda: self._waves.answered if self._waves else 0,
-                            usage_line=usage_line)
+        progress = shell.plan(estimate, builtin_calls)
         self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
         if self._waves is not None:
-            print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
-        restore = signals.stop_on_signals()  # SIGTERM and SIGHUP end the run as Ctrl-C does
-        try:
-            # batch mode: every session in play at once, so that a wave of all of them is one batch;
-            # evals' bar off (our progress lines say more), or our lines above it if the user asked for it
-            with bar_unless_asked() as self._bar:
-                progress.writer = self._bar
-                with progress, threads_for(len(to_play) if self._waves else 0):
-                    results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
-        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
-            word, code, said = signals.interruption(exc)
-            stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
-            try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
-                signals.grace(True)
-                try:
-                    wait_in_flight(STOP_GRACE_S)
-                finally:
-                    signals.grace(False)  # any further signal is passed over: the stop is one
-            except KeyboardInterrupt:  # pressed again (even as the wait ended, before the line above): leave now
-                pass
-            self._record_stop(recorder, word, f"{word} ({said})")
-            self._say_running_batches()
-            hint_at_exit(recorder, f"stopped: {word} ({said}).", self._kept_counts)
-            exit_status.fail(code)
-            raise SystemExit(code) from None
-        except BaseException as exc:
-            durable()
-            hint_at_exit(recorder, f"The run stopped early ({type(exc).__name__}).", self._kept_counts)
-            raise
-        finally:
-            restore()
-        if RUN.stop_reason:
-            self._record_stop(recorder, RUN.stop_word or "stopped", RUN.stop_reason)
-            self._say_running_batches()
-        errored = sum(r is None for r in results)
-        if errored:
-            why = f"{errored} session(s) errored."
-            if RUN.stop_reason:
-                why = f"stopped: {RUN.stop_reason}."
-            hint_at_exit(recorder, why, self._kept_counts)
-            exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
+            shell.batch_plan(estimate, self._waves)
+        # batch mode: every session in play at once, so that a wave of all of them is one batch
+        with shell.playing(progress, threads=len(to_play) if self._waves else 0):
+            results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
-        if RUN.stop_reason and not errored and not disk.failed(recorder):  # else said with the resume command, or by disk.on_write_error
-            print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
-        if self._errors and not RUN.stop_reason:  # a stop is said in its own one line, with the resume
-            # Loud on purpose: an errored session is left out of the means, and a report with fewer
-            # sessions than asked for must not pass for a clean one.
-            first = min(self._errors)
-            print(f"econarena: {len(self._errors)} of {len(results)} session(s) of {self.name} errored "
-                  f"and are left out of the means; first: session {first[0]}: {first[1]}", file=sys.stderr)
-        if self.resume_from:  # evals' token totals, and the summary's seat calls, count the whole log
-            held = self._kept_counts()["calls"]
-            print(f"econarena: {self.name}: this run sent {self._sent:,} seat call(s); its log holds {held:,}, "
-                  f"{held - self._sent:,} of them kept from {self.resume_from}", file=sys.stderr)
+        shell.ended(len(results), sum(r is None for r in results))
         return report
 
     def _batch_waves(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[Waves]:
@@ -309,42 +209,13 @@ class EconArena(evals.Eval):
                 recorder.record_event(BATCH_EVENT, {"cell": self.cell_name, **data}, sample_id=BATCH_EVENT)
                 durable(recorder)
 
-        def say(line: str) -> None:
-            write_line(redact_text(line), self._bar)  # one write: the waves' threads print at once
-
-        return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record, say,
-                     adopted=adopted)
-
-    def _say_running_batches(self) -> None:
-        running = self._waves.running() if self._waves is not None else []
-        if running:
-            print(f"econarena: {len(running)} batch(es) go on at the provider ({', '.join(running)}): the resume "
-                  "takes their results instead of sending their calls again", file=sys.stderr, flush=True)
+        return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
+                     self.shell.say, adopted=adopted)
 
     def _kept_call(self, session: int, run: int, seat: int) -> bool:
         """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
         part = self.resumed_runs.get(session)
         return part is not None and (run in part.runs or (run, seat) in part.calls)
-
-    def _count_kept(self, sessions: int = 0, calls: int = 0, sent: int = 0,
-                    completion_tokens: Optional[int] = None) -> None:
-        with self._kept_lock:
-            self._kept["sessions"] += sessions
-            self._kept["calls"] += calls
-            self._sent += sent
-            if completion_tokens is not None:
-                self._usage[0] += 1
-                self._usage[1] += completion_tokens
-
-    def _kept_counts(self) -> dict[str, int]:
-        with self._kept_lock:
-            return {"finished": self._kept["sessions"], "calls": self._kept["calls"]}
-
-    def _record_stop(self, recorder: RecorderBase, word: str, reason: str) -> None:
-        """Say in the log why the run stopped, so a summary of it says so (``stopped: quota``)."""
-        data = {"cell": self.cell_name, "stopped": word, "reason": redact_text(reason), **self._kept_counts()}
-        recorder.record_event(STOP_EVENT, data, sample_id=STOP_EVENT)  # under a sample id of its own: this name
-        durable(recorder)
 
     def _seat_roster(self, cli_names: list[str]) -> None:
         """Who can sit: the command line's players in order, then the cell's opponents.
@@ -372,7 +243,7 @@ class EconArena(evals.Eval):
             done = self.resumed[session.index]
             _record_again(done.sample_id, done.events)
             durable()
-            self._count_kept(1, sum(t == "sampling" for t, _ in done.events))
+            self.shell.counts.add(sessions=1, calls=sum(t == "sampling" for t, _ in done.events))
             return done.result
         if self._waves is not None:
             self._waves.enter()
@@ -390,7 +261,7 @@ class EconArena(evals.Eval):
                                      for run, event in part.runs.items() for seat in event["seats"]})
                 _record_again(part.sample_id, part.events)
                 state.reused += sum(t == "sampling" for t, _ in part.events)
-                self._count_kept(calls=state.reused)
+                self.shell.counts.add(calls=state.reused)
             for wave in waves(self.cell.runs, self.cell.history_runs):
                 wave = [run for run in wave if run not in state.outcomes]
                 if wave:
@@ -409,9 +280,7 @@ class EconArena(evals.Eval):
             result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
         self._record_session(state, result)
         durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
-        self._sessions_done += 1
-        if result is not None:
-            self._count_kept(1)
+        self.shell.session_done(finished=result is not None)
         return result
 
     def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
@@ -449,7 +318,7 @@ class EconArena(evals.Eval):
                 costs.append(len(prompt_text(prompt)) / 4 + reserved[id(fn)])
         if reused:
             state.reused += len(reused)
-            self._count_kept(calls=len(reused))
+            self.shell.counts.add(calls=len(reused))
             durable()
         replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
         finish.update({key: call.finish_reason for key, (_, call) in zip(keys, calls)
@@ -507,8 +376,8 @@ class EconArena(evals.Eval):
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
-            write_line(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered go "
-                       "synchronously (batch_fallback=yes), at the synchronous price", self._bar)
+            self.shell.say(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered "
+                           "go synchronously (batch_fallback=yes), at the synchronous price")
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
@@ -550,7 +419,7 @@ class EconArena(evals.Eval):
                                          recorded_by=EVAL_RECORDER, **{SEAT_TAG: seat_call.tag})  # as tag_seat_call would
         # on disk before the call counts as answered: a kill -9 loses only the calls in flight
         durable()
-        self._count_kept(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
+        self.shell.counts.add(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
         return what_scores(text)  # held until the run is scored: no more of it than the score reads
 
     def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
@@ -583,9 +452,8 @@ class EconArena(evals.Eval):
         data["errored"] = state.error is not None
         if self.resume_from:  # seat calls not sent again: the log resumed from answered them
             data["reused_calls"] = state.reused
-        if state.error is not None:  # an endpoint's error message may quote a key: mask it
-            state.error = redact_text(state.error)
-            self._errors.append((state.session.index, state.error))
+        if state.error is not None:
+            state.error = self.shell.errored(state.session.index, state.error)
         data["error"] = state.error
         evals.record.record_event(SESSION_EVENT, data)
 
