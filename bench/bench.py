@@ -123,6 +123,19 @@ def engine_time_per_decision(write_log: bool = False) -> float:
     return elapsed / (100 * 50)
 
 
+def reference_step_ns() -> float:
+    """This machine's speed at plain Python, in ns a step of a fixed loop (the least of five runs):
+    the engine's cost in such steps can be set beside a figure of another day or machine (the same
+    commit measured 38 µs a decision one day and 98 µs on the next, on a machine twice as slow)."""
+    def once() -> float:
+        start, total = time.process_time(), 0
+        for i in range(2_000_000):
+            total += i
+        return (time.process_time() - start) / 2_000_000
+
+    return min(once() for _ in range(5)) * 1e9
+
+
 def engine_cost() -> float:
     """The least of five runs after a warm-up (imports, registry, worker threads): scheduling and
     GC only ever add time."""
@@ -154,7 +167,10 @@ def main() -> int:
                         help="only the engine's CPU time per decision, without and with the JSONL log")
     opts = parser.parse_args()
     if opts.engine_only:
-        print(f"engine CPU time per decision: {engine_cost() * 1e6:.0f} us; "
+        step = reference_step_ns()
+        cost = engine_cost()
+        print(f"engine CPU time per decision: {cost * 1e6:.0f} us ({cost * 1e9 / step:,.0f} steps of a plain Python "
+              f"loop, which takes {step:.0f} ns a step on this machine); "
               f"{min(engine_time_per_decision(write_log=True) for _ in range(5)) * 1e6:.0f} us with evals writing the JSONL log")
         return 0
     server = OpenAIServer(scripted, models=("gpt-4",), latency_s=opts.latency).start()
