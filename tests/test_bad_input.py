@@ -23,6 +23,8 @@ BAD_ARGS = [
     (1, {"c_bar_min": "200"}, "invalid cell parameters"),
     (1, {"call_timeout_s": "0"}, "call_timeout_s > 0"),
     (3, {"seats": "2"}, "3 completion fn(s) for 2 seats"),
+    # an auction's parameter on a beauty contest would be left out, the run playing without it
+    (1, {"fee": "3"}, "eval arg(s) fee is not a parameter of the beauty game, which would play without it"),
 ]
 
 
@@ -49,6 +51,12 @@ def test_bad_eval_args_are_refused_with_a_clear_message(n_fns, args, message):
     with pytest.raises(ValueError) as refused:
         make_eval(n_fns, "beauty_L", **args)
     assert message in str(refused.value)
+
+
+def test_a_beauty_contests_parameters_on_an_auction_are_refused_and_its_own_taken():
+    with pytest.raises(ValueError, match=r"eval arg\(s\) c_bar_max, c_bar_min are not a parameter of the auction game"):
+        make_eval(1, "auction_L", c_bar_min="20", c_bar_max="60")
+    assert make_eval(1, "auction_L", fee="3").cell.params.fee == 3
 
 
 def test_opponent_cells_refuse_a_table_too_small_for_their_opponents():

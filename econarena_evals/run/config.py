@@ -46,6 +46,7 @@ CellArgs = dataclasses.make_dataclass(
                  for f in [f for f in dataclasses.fields(CellConfig) if f.name != "params"] + param_fields()],
     frozen=True)
 
+_GAME_PARAMS = frozenset(f.name for f in param_fields())
 GROUPS = {"cell": CellArgs, "sampling": Sampling, "policy": CallPolicy}
 OTHER_ARGS = {"opponents": None, "resume_from": None}  # seating; and where to resume from (not a condition)
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
@@ -94,6 +95,20 @@ def build(group: str, args: Mapping[str, Any]) -> Any:
     if group == "cell":
         return check_cell(cell(given))
     return cls(**given)
+
+
+def foreign_params(built: CellConfig, args: Mapping[str, Any]) -> Optional[str]:
+    """What is wrong with ``args`` given to a cell of another game's parameters (``fee`` on a beauty
+    contest): ``build`` leaves them out, so a run given them would silently play without them. None
+    if every game parameter given is the cell's game's own. Only a run refuses them: a log's spec
+    that holds one still reads (``settings``)."""
+    own = {f.name for f in dataclasses.fields(built.params)}
+    foreign = sorted(k for k in args if k in _GAME_PARAMS and k not in own)
+    if not foreign:
+        return None
+    return (f"eval arg(s) {', '.join(foreign)} {'is' if len(foreign) == 1 else 'are'} not a parameter of the "
+            f"{built.game} game, which would play without {'it' if len(foreign) == 1 else 'them'}; its own: "
+            f"{', '.join(sorted(own)) or 'none'}")
 
 
 def settings(args: Mapping[str, Any]) -> dict[str, Any]:

@@ -111,6 +111,9 @@ class EconArena(evals.Eval):
             check_args(fn)
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
         self.cell = config.build("cell", ours)
+        foreign = config.foreign_params(self.cell, ours)
+        if foreign:
+            raise ValueError(foreign)
         sampling = config.build("sampling", ours)
         self.policy = config.build("policy", ours)
         self.game = get_game(self.cell.game)
