@@ -121,3 +121,16 @@ def test_a_refused_run_with_evals_default_path_leaves_no_folder_behind():
     run_id = re.search(r"Run started: (?:\x1b\[[0-9;]*m)?(\w+)", done.stderr).group(1)
     assert len([x for x in done.stderr.splitlines() if x.startswith("econarena: ")]) == 1
     assert not list(Path("/tmp/evallogs").glob(f"{run_id}*"))
+
+
+@pytest.mark.parametrize("cell,args,sample", [
+    ("beauty_L", {"c_bar_min": "50"}, {"session": 0, "c_bar": 15}),
+    ("auction_L", {"value_max": "20"}, {"session": 0, "values": [[50] * 5] * 10}),
+])
+def test_a_samples_file_drawn_for_other_args_is_refused_saying_how_to_draw_one(cell, args, sample):
+    from econarena_evals.games import session_from_sample
+
+    arena = make_eval(1, cell, **args)
+    with pytest.raises(ValueError, match="drawn for other args") as refused:
+        session_from_sample(sample, arena.cell)
+    assert "python -m econarena_evals.run.make_samples --registry YOUR_REGISTRY" in str(refused.value)

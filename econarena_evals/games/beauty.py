@@ -210,7 +210,9 @@ def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig)
     if not isinstance(c_bar, int) or not p.c_bar_min <= c_bar < p.c_bar_max:
         raise ValueError(
             f"session {index}: c_bar {c_bar!r} is not an integer in "
-            f"[{p.c_bar_min}, {p.c_bar_max}); regenerate the samples file"
+            f"[{p.c_bar_min}, {p.c_bar_max}): the samples file was drawn for other args; draw one for these "
+            "(a registry cell of your own with these args, then python -m econarena_evals.run.make_samples "
+            "--registry YOUR_REGISTRY)"
         )
     return Session(index=index, drawn=Draw(c_bar))
 

@@ -225,8 +225,9 @@ def session_from_sample(sample: Mapping[str, Any], index: int, cell: CellConfig)
     if not ok:
         raise ValueError(
             f"session {index}: 'values' must hold at least {cell.runs} runs of integers "
-            f"in [{p.value_min}, {p.value_max}]; regenerate the samples file "
-            "(python -m econarena_evals.run.make_samples)"
+            f"in [{p.value_min}, {p.value_max}]: the samples file was drawn for other args; draw one for these "
+            "(a registry cell of your own with these args, then python -m econarena_evals.run.make_samples "
+            "--registry YOUR_REGISTRY)"
         )
     return Session(index=index, drawn=Draw(tuple(_seat_values(r, index, run, cell) for run, r in
                                                  enumerate(values[: cell.runs]))))
