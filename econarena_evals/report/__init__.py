@@ -5,7 +5,7 @@ diagnostics (``analysis``), the report's figures (``compute``, which writes noth
 ``econarena-summary`` (``summary``).
 
 Rule: the top layer: reads logs, never calls an endpoint or evals; no game is named here, the
-game says how its things are labelled (``Game.REPORT``).
+game says how its things are labelled (``GameReport.LABELS``), through ``games.report_of``.
 """
 
 import os
