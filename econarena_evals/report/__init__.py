@@ -1,4 +1,5 @@
-"""Reading many logs into tables, plots and pages: which logs count (``selection``), floors and
+"""Reading many logs into tables, plots and pages: which logs count (``selection``), how a column is
+named and ordered (``conditions``), floors and
 diagnostics (``analysis``), the report's figures (``compute``, which writes nothing), its Markdown
 (``markdown``), plots (``plots``) and page (``html``, its CSS and script in ``static/``),
 ``econarena-report`` itself (``build``: the command, and the one place that writes) and
