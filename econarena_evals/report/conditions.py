@@ -14,7 +14,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
-from ..core.argvalues import normalize, packaged_registries, show
+from ..core.argvalues import normalize, show
+from ..fns.registry_files import packaged_registries
 from ..run.conditions import DEFAULT_SEED, Condition, played_args, told
 
 

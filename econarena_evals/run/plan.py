@@ -26,10 +26,10 @@ from typing import Any, Callable, Optional, Sequence
 import yaml
 
 from ..calls.batches import MAX_LINES
-from ..core.argvalues import packaged_registries
 from ..core.option_domains import outside_domain
 from ..core.prompts import PastRun, prompt_text
 from ..core.sessions import CellConfig, Session, history_window, waves
+from ..fns.registry_files import packaged_registries
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
