@@ -1,9 +1,9 @@
-"""One spelling per arg value, and where the packaged registry is: shared by the modules that read
-eval args and completion args back from logs and YAML (conditions, identity, plan, evalset)."""
+"""One spelling per arg value: shared by the modules that read eval args and completion args back
+from logs and YAML (conditions, identity). Pure: where the packaged registry lies on disk is in
+``fns.registry_files``."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 
@@ -35,8 +35,3 @@ def show(value: Any) -> str:
         return "[" + ", ".join(show(v) for v in value) + "]"
     return str(value)
 
-
-def packaged_registries(kind: str = "evals") -> list[Path]:
-    """The registry roots of this package (installed copy, or a checkout's registry/) that hold ``kind``."""
-    here = Path(__file__).resolve().parents[1]  # the package folder: core/ sits in it
-    return [p for p in (here / "registry", here.parent / "registry") if (p / kind).is_dir()]

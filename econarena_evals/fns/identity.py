@@ -21,10 +21,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from ..core.argvalues import normalize, packaged_registries, show
+from ..core.argvalues import normalize, show
 from ..core.redact import is_secret_name, redact_mapping, redact_url
 from ..core.sessions import unique_names
 from .completion_args import command_completion_args
+from .registry_files import packaged_registries
 
 CHAT_NAME = "econarena/chat"
 CHAT_CLASS = "econarena_evals.fns.chat:ChatCompletionFn"

@@ -1,9 +1,10 @@
 """The games, one module each, found through one registry.
 
-Every module here satisfies ``protocol.Game``: it holds everything specific to its game (session
-drawing, prompt and history text, reading its prompt back, scoring, the equilibrium, the reference
-players, the report's labels). The rest of the package looks a game up by the ``game`` eval arg or
-the ``game`` field of a run event and never branches on its name. To add a game, write its module,
+Every module here satisfies ``protocol.Game`` and ``protocol.GameReport``: it holds everything
+specific to its game (session drawing, prompt and history text, reading its prompt back, scoring,
+the equilibrium, the reference players, the report's labels). The rest of the package looks a game
+up by the ``game`` eval arg or the ``game`` field of a run event and never branches on its name:
+its rules through ``get``, what the report shows of it through ``report_of``. To add a game, write its module,
 list it in ``GAMES``, and give it registry YAML and samples (docs/architecture.md).
 """
 from __future__ import annotations
@@ -11,34 +12,44 @@ from __future__ import annotations
 import dataclasses
 import random
 from types import ModuleType
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..core.outcome import MAX_NUMBER, RunOutcome, game_number
 from ..core.prompts import PromptFacts, prompt_text, seat_and_run
 from ..core.sessions import SHARED_FIELDS, CellConfig, Session
 from . import beauty, first_price, second_price
-from .protocol import MEMBERS, Game, ReportLabels
+from .protocol import MEMBERS, Game, GameReport, ReportLabels
 
 GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
-__all__ = ["GAMES", "Game", "MEMBERS", "ReportLabels", "get", "report_labels", "read_prompt", "cell", "param_fields", "draw_fields",
-           "check_cell", "session_from_sample", "draw_session", "run_event", "outcome_from_event"]
+__all__ = ["GAMES", "Game", "GameReport", "MEMBERS", "ReportLabels", "get", "report_of", "report_labels", "read_prompt",
+           "cell", "param_fields", "draw_fields", "check_cell", "session_from_sample", "draw_session", "run_event",
+           "outcome_from_event", "score_event", "action_range"]
 
 
 UNKNOWN_LABELS = ReportLabels(distance="", first_run="", first_run_max=1.0, human="")
 
 
-def report_labels(name: object) -> ReportLabels:
-    """The game's report labels; for a name no game has (a log from elsewhere), labels that name nothing."""
-    return GAMES[name].REPORT if isinstance(name, str) and name in GAMES else UNKNOWN_LABELS
+def _module(name: str) -> ModuleType:
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise ValueError(f"game must be one of {tuple(GAMES)}, got {name!r}") from None
 
 
 def get(name: str) -> Game:
-    """The game module of a ``game`` name; ValueError naming the known ones for any other name."""
-    try:
-        return GAMES[name]  # type: ignore[return-value]
-    except KeyError:
-        raise ValueError(f"game must be one of {tuple(GAMES)}, got {name!r}") from None
+    """The rules of a ``game`` name (its module as a ``Game``); ValueError naming the known ones for any other name."""
+    return _module(name)  # type: ignore[return-value]
+
+
+def report_of(name: str) -> GameReport:
+    """What the report shows of a ``game`` name (its module as a ``GameReport``); ValueError as ``get``."""
+    return _module(name)  # type: ignore[return-value]
+
+
+def report_labels(name: object) -> ReportLabels:
+    """The game's report labels; for a name no game has (a log from elsewhere), labels that name nothing."""
+    return report_of(name).LABELS if isinstance(name, str) and name in GAMES else UNKNOWN_LABELS
 
 
 # ---- everything that is looked up by a game's name: here, above the data modules and the games ----
@@ -130,3 +141,13 @@ def run_event(outcome: RunOutcome, *, cell: str, session: int, run: int, runs: i
 def outcome_from_event(event: Mapping[str, Any]) -> RunOutcome:
     """Inverse of ``run_event``: the scored run as the log holds it."""
     return get(str(event["game"])).outcome_from_event(event)
+
+
+def score_event(event: Mapping[str, Any], actions: Sequence[Optional[float]], players: Sequence[str]) -> RunOutcome:
+    """The run of a ``run_event`` scored again with other actions (the report's floors)."""
+    return get(str(event["game"])).score_event(event, actions, players)
+
+
+def action_range(event: Mapping[str, Any]) -> tuple[float, float]:
+    """A valid action's bounds in the run of a ``run_event``."""
+    return get(str(event["game"])).action_range(event)

@@ -40,7 +40,7 @@ TIE_TOLERANCE = 1e-9
 NAGEL_PERIOD_MEANS = (39.7, 28.6, 20.2, 16.7)
 NAGEL_FIRST_MEAN, NAGEL_FIRST_MEDIAN = 36.73, 33.0
 
-REPORT = ReportLabels(
+LABELS = ReportLabels(
     distance=r"mean distance to equilibrium d (= choice / $\bar{c}$)",
     first_run=r"first-run choice / $\bar{c}$",
     first_run_max=1.0,

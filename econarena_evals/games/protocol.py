@@ -1,11 +1,13 @@
-"""What a game module provides: the one contract between a game and the rest of the package.
+"""What a game module provides: the contract between a game and the rest of the package, in two parts.
 
-A game is a module in ``econarena_evals.games`` that defines every name of ``Game`` below, and one
-entry in ``econarena_evals.games.GAMES``. The eval, the players, the samples generator, the metrics,
-the log reader and the report only ever use these; none of them knows which games exist, nor any
-game's parameters, draws, prompt facts or results: a game owns its data types, and the shared ones
-hold them (``CellConfig.params``, ``Session.drawn``) or are extended by them (a game's ``Facts`` is a
-``PromptFacts``, its ``PastRun`` a ``prompts.PastRun``, its ``Outcome`` a ``RunOutcome``).
+A game is a module in ``econarena_evals.games`` that defines every name of ``Game`` (its rules) and of
+``GameReport`` (what the report shows of it) below, and one entry in ``econarena_evals.games.GAMES``.
+The eval, the players, the samples generator, the metrics and the log reader ask the rules
+(``games.get``); the report asks the report's view (``games.report_of``). None of them knows which
+games exist, nor any game's parameters, draws, prompt facts or results: a game owns its data types,
+and the shared ones hold them (``CellConfig.params``, ``Session.drawn``) or are extended by them (a
+game's ``Facts`` is a ``PromptFacts``, its ``PastRun`` a ``prompts.PastRun``, its ``Outcome`` a
+``RunOutcome``).
 
 Everything here is pure: plain data in, plain data out, randomness only from the ``rng`` passed in.
 """
@@ -66,7 +68,8 @@ class Reference:
 
 
 class Game(Protocol):
-    """The attributes and functions of a game module (modules satisfy Protocols structurally)."""
+    """A game's rules: what the eval, the players, the samples, the metrics and the log reader ask of
+    a game module (modules satisfy Protocols structurally)."""
 
     # ---- rules and sessions: the cell's parameters, what the samples file holds ----
     NAME: str  # the ``game`` eval arg and the ``game`` field of its run events
@@ -99,8 +102,13 @@ class Game(Protocol):
     # ---- reference players: PLAYER_KINDS -> (facts, rng, *params) -> Move ----
     PLAYERS: Mapping[str, Callable[..., Move]]
 
-    # ---- report: labels, first-run shares for the CDF plot, what the EAS hides, published references ----
-    REPORT: ReportLabels
+
+class GameReport(Protocol):
+    """What the report shows of a game: its labels, first-run shares for the CDF plot, what the EAS
+    hides, published references. The same module as its ``Game``, seen by the report."""
+
+    NAME: str  # as in ``Game``
+    LABELS: ReportLabels
     def first_run_share(self, event: Mapping[str, Any], seat: Mapping[str, Any]) -> Optional[float]: ...
     def human_first_run_shares(self, events: Sequence[Mapping[str, Any]], rng: random.Random,
                                n: int) -> list[float]: ...
@@ -108,5 +116,11 @@ class Game(Protocol):
     def references(self, plot: str, models: Sequence[str]) -> list[Reference]: ...  # plot: convergence|first_run
 
 
-MEMBERS = tuple(name for name in Game.__annotations__) + tuple(
-    name for name in Game.__dict__ if not name.startswith("_") and callable(Game.__dict__[name]))
+def _members(protocol: type) -> tuple[str, ...]:
+    return tuple(protocol.__annotations__) + tuple(
+        name for name in protocol.__dict__ if not name.startswith("_") and callable(protocol.__dict__[name]))
+
+
+RULE_MEMBERS = _members(Game)
+REPORT_MEMBERS = _members(GameReport)
+MEMBERS = RULE_MEMBERS + tuple(m for m in REPORT_MEMBERS if m not in RULE_MEMBERS)  # what a game module defines

@@ -44,7 +44,7 @@ __all__ = ["Draw", "Outcome", "Facts", "Params", "PastRun", "action_range", "cel
            "event_params", "event_result", "first_run_share", "history", "is_valid_bid", "past_run", "random_play",
            "seat_facts", "session_from_sample", "typical_past_run", "win_share"]
 
-REPORT = ReportLabels(
+LABELS = ReportLabels(
     distance="mean distance to equilibrium d (|bid - v| / A)",
     first_run="first-run bid / value",
     first_run_max=1.6,

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..core.argvalues import packaged_registries
+from ..fns.registry_files import packaged_registries
 from .status import refuse
 
 

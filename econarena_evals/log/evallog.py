@@ -80,12 +80,12 @@ class EvalLog:
 
     def call_at(self, wanted: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int, int], int]:
         """The offset of the first seat call tagged with each of ``wanted`` (session, run, seat) that has one."""
-        want = {_slot_key(*slot): slot for slot in wanted if _slot_key(*slot) is not None}
+        want = {_seat_key_number(*seat_key): seat_key for seat_key in wanted if _seat_key_number(*seat_key) is not None}
         out: dict[tuple[int, int, int], int] = {}
         for key, offset in zip(self.call_keys, self.call_offsets):
-            slot = want.get(key)
-            if slot is not None and slot not in out:
-                out[slot] = offset
+            seat_key = want.get(key)
+            if seat_key is not None and seat_key not in out:
+                out[seat_key] = offset
         return out
     # logged figures that are not what the runs score to (hand-edited, forged): named, never used
     forged: list[str] = field(default_factory=list)
@@ -153,7 +153,7 @@ def rescore_events(run_events: Iterable[Mapping[str, Any]], players: Sequence[st
     return per_session, final_report(list(per_session.values()), players)
 
 
-def _slot_key(session: Any, run: Any, seat: Any) -> Optional[int]:
+def _seat_key_number(session: Any, run: Any, seat: Any) -> Optional[int]:
     """(session, run, seat) as one number, for ``EvalLog.call_keys``; None if any is out of its range."""
     if not (_index(session, high=2**30) and _index(run, high=2**15) and _index(seat, high=2**15)):
         return None
@@ -488,7 +488,8 @@ def read_log(path: Path) -> EvalLog:
                 elif isinstance(tag, dict) and isinstance(tag.get("session"), int) and isinstance(tag.get("run"), int):
                     # kept if its session or its run was copied: known once the whole log is read
                     add_usage(by_run.setdefault((tag["session"], tag["run"]), {}), data)
-                key = _slot_key(tag.get("session"), tag.get("run"), tag.get("seat")) if isinstance(tag, dict) else None
+                key = (_seat_key_number(tag.get("session"), tag.get("run"), tag.get("seat"))
+                       if isinstance(tag, dict) else None)
                 if key is not None:
                     log.call_keys.append(key)
                     log.call_offsets.append(reading.offset)

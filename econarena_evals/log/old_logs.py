@@ -27,7 +27,7 @@ from ..games import get as get_game
 from ..games import read_prompt
 from .format import SEAT_TAG
 from .jsonl import iter_lines
-from .seat_tag import Slot, reply_and_reason, sampling_row, tagged_slot
+from .seat_tag import SeatKey, reply_and_reason, sampling_row, tagged_seat_key
 
 if TYPE_CHECKING:
     from .evallog import EvalLog
@@ -105,7 +105,7 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
     events, seat_rows = filing.events, filing.seat_rows
     by_facts: dict[tuple[int, int, Any], list[int]] = defaultdict(list)  # (run, seat, facts) -> sessions
     by_action: dict[tuple[int, int], dict[Optional[float], list[int]]] = defaultdict(dict)  # -> sessions
-    tokens_of: dict[Slot, tuple[str, ...]] = {}
+    tokens_of: dict[SeatKey, tuple[str, ...]] = {}
     for (session, run), event in events.items():
         top = _range_top(event)
         for seat in event["seats"]:
@@ -116,27 +116,27 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
             by_action[(run, number)].setdefault(None if action is None else float(action), []).append(session)
             tokens_of[(session, run, number)] = _tokens(key)
 
-    def states(head: str, slot: Slot) -> bool:
-        tokens = tokens_of[slot]
+    def states(head: str, seat_key: SeatKey) -> bool:
+        tokens = tokens_of[seat_key]
         return bool(tokens) and all(_states(head, t) for t in tokens)
 
     def exact(data: Mapping[str, Any], sample_id: Any, run: int, seat: int, text: str,
-              action: Optional[float]) -> Optional[Slot]:
-        """The slot by the facts the game reads in the prompt, and the reply's action where they tie."""
+              action: Optional[float]) -> Optional[SeatKey]:
+        """The seat key by the facts the game reads in the prompt, and the reply's action where they tie."""
         try:
             facts = read_prompt(text)
             sessions = by_facts.get((run, seat, (float(facts.upper), facts.value)), [])
         except ValueError:
             sessions = [s for ss in by_action.get((run, seat), {}).values() for s in ss]
-        slots = [(s, run, seat) for s in sessions if filing.free((s, run, seat))]
-        if len(sessions) > 1 and slots:  # sessions alike in what the prompt states: the reply's action decides
-            slots = [slot for slot in slots if _close(action, seat_rows[slot]["action"])]
+        seat_keys = [(s, run, seat) for s in sessions if filing.free((s, run, seat))]
+        if len(sessions) > 1 and seat_keys:  # sessions alike in what the prompt states: the reply's action decides
+            seat_keys = [seat_key for seat_key in seat_keys if _close(action, seat_rows[seat_key]["action"])]
             first = _sample_session(sample_id)
-            slots.sort(key=lambda slot: slot[0] != first)
-        return slots[0] if slots else None
+            seat_keys.sort(key=lambda seat_key: seat_key[0] != first)
+        return seat_keys[0] if seat_keys else None
 
-    def place(line: str, thorough: bool) -> tuple[Optional[Slot], Optional[Mapping[str, Any]]]:
-        """The slot of a sampling line that is still wanted, and its decoded data; (None, None) for any other."""
+    def place(line: str, thorough: bool) -> tuple[Optional[SeatKey], Optional[Mapping[str, Any]]]:
+        """The seat key of a sampling line that is still wanted, and its decoded data; (None, None) for any other."""
         seat_m, run_m = _RAW_SEAT.search(line), _RAW_RUN.search(line)
         quick = seat_m is not None and run_m is not None and _RAW_SEAT_TAG not in line
         head = line
@@ -156,8 +156,8 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
             return None, None
         data = row["data"]
         if isinstance(data.get(SEAT_TAG), Mapping) and data[SEAT_TAG].get("session") is not None:
-            slot = filing.free(tagged_slot(data))  # type: ignore[arg-type]
-            return (slot, data) if slot else (None, None)
+            seat_key = filing.free(tagged_seat_key(data))  # type: ignore[arg-type]
+            return (seat_key, data) if seat_key else (None, None)
         text = prompt_text(data.get("prompt") or "")
         if not quick:
             try:
@@ -172,8 +172,8 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
             if len(sessions) > 1:
                 sessions = [s for s in sessions if states(head, (s, run, seat))]
             if len(sessions) == 1:  # one session fits: the prompt's own
-                slot = filing.free((sessions[0], run, seat))
-                return (slot, data) if slot else (None, None)
+                seat_key = filing.free((sessions[0], run, seat))
+                return (seat_key, data) if seat_key else (None, None)
         return exact(data, row.get("sample_id"), run, seat, text, action), data
 
     def stream(thorough: bool) -> None:
@@ -182,10 +182,10 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
                 continue
             if not thorough:
                 filing.out.sampling_events += 1
-            slot, data = place(line, thorough)
-            if slot is None or data is None:
+            seat_key, data = place(line, thorough)
+            if seat_key is None or data is None:
                 continue
-            filing.file(slot, data)
+            filing.file(seat_key, data)
             if filing.done():
                 break
 

@@ -8,7 +8,7 @@ from ..core.prompts import prompt_text, seat_and_run
 from .format import SEAT_TAG
 from .jsonl import decode_row
 
-Slot = tuple[int, int, int]  # (session, run 0-based, seat 1-based)
+SeatKey = tuple[int, int, int]  # (session, run 0-based, seat 1-based): one seat call's place in a log
 
 
 def sampling_row(line: str) -> Optional[dict[str, Any]]:
@@ -30,9 +30,9 @@ def reply_and_reason(data: Mapping[str, Any]) -> tuple[Optional[str], Optional[s
     return (reply if isinstance(reply, str) else None), (str(reason) if reason is not None else None)
 
 
-def tagged_slot(data: Mapping[str, Any]) -> Optional[Slot]:
-    """A tagged call's slot: the tag's session, and the seat and run its prompt names (the tag's where
-    the prompt names none)."""
+def tagged_seat_key(data: Mapping[str, Any]) -> Optional[SeatKey]:
+    """A tagged call's ``SeatKey``: the tag's session, and the seat and run its prompt names (the tag's
+    where the prompt names none)."""
     tag = data.get(SEAT_TAG)
     if not isinstance(tag, Mapping):
         return None

@@ -27,7 +27,7 @@ from ..games import get as get_game
 from . import old_logs
 from .evallog import EvalLog
 from .jsonl import iter_lines, lines_at
-from .seat_tag import Slot, reply_and_reason, sampling_row, tagged_slot
+from .seat_tag import SeatKey, reply_and_reason, sampling_row, tagged_seat_key
 
 EXAMPLES_PER_KIND = 3
 MAX_REPLY_CHARS = 20_000  # a longer reply is shown cut, saying how much is left out
@@ -55,8 +55,8 @@ class Call:
 class LogCalls:
     """What one log's seats said: the kept calls, and the kind of every rule break."""
 
-    calls: dict[Slot, Call] = field(default_factory=dict)  # the sessions chosen for transcripts
-    kinds: dict[Slot, str] = field(default_factory=dict)  # every invalid seat of an evaluated player
+    calls: dict[SeatKey, Call] = field(default_factory=dict)  # the sessions chosen for transcripts
+    kinds: dict[SeatKey, str] = field(default_factory=dict)  # every invalid seat of an evaluated player
     examples: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # (player, kind)
     counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (player, kind) -> rule breaks
     seats: dict[str, int] = field(default_factory=dict)  # player -> seats played (scored runs)
@@ -78,39 +78,39 @@ class Filing:
         self.keep = set(keep_sessions)
         wanted_players = set(players)
         self.events: dict[tuple[int, int], Mapping[str, Any]] = {}  # (session, run) -> run event
-        self.seat_rows: dict[Slot, Mapping[str, Any]] = {}
-        self.invalid: set[Slot] = set()
+        self.seat_rows: dict[SeatKey, Mapping[str, Any]] = {}
+        self.invalid: set[SeatKey] = set()
         for event in log.runs:
             session, run = int(event["session"]), int(event["run"])
             self.events[(session, run)] = event
             for seat in event["seats"]:
-                slot = (session, run, int(seat["seat"]))
-                self.seat_rows[slot] = seat
+                seat_key = (session, run, int(seat["seat"]))
+                self.seat_rows[seat_key] = seat
                 player = seat["player"]
                 self.out.seats[player] = self.out.seats.get(player, 0) + 1
                 if not seat["valid"] and player in wanted_players:
-                    self.invalid.add(slot)
-        self.needed = {slot for slot in self.seat_rows if slot[0] in self.keep} | self.invalid
-        self.found: set[Slot] = set()
+                    self.invalid.add(seat_key)
+        self.needed = {seat_key for seat_key in self.seat_rows if seat_key[0] in self.keep} | self.invalid
+        self.found: set[SeatKey] = set()
         self.waiting: dict[tuple[int, int], set[int]] = defaultdict(set)  # (run, seat) -> wanted sessions not found
         for session, run, number in self.needed:
             self.waiting[(run, number)].add(session)
 
-    def free(self, slot: Slot) -> Optional[Slot]:
-        return slot if slot in self.needed and slot not in self.found else None
+    def free(self, seat_key: SeatKey) -> Optional[SeatKey]:
+        return seat_key if seat_key in self.needed and seat_key not in self.found else None
 
     def done(self) -> bool:
         return self.found >= self.needed
 
-    def file(self, slot: Slot, data: Mapping[str, Any]) -> None:
-        """The call of ``slot`` is ``data``: kept for the transcripts, and its rule break filed."""
-        self.found.add(slot)
-        self.waiting[slot[1:]].discard(slot[0])
+    def file(self, seat_key: SeatKey, data: Mapping[str, Any]) -> None:
+        """The call of ``seat_key`` is ``data``: kept for the transcripts, and its rule break filed."""
+        self.found.add(seat_key)
+        self.waiting[seat_key[1:]].discard(seat_key[0])
         reply, finish = reply_and_reason(data)
-        if slot[0] in self.keep:
-            self.out.calls[slot] = Call(data.get("prompt"), reply, finish)
-        if slot in self.invalid:
-            _file_rule_break(self.out, slot, self.seat_rows, self.events, reply, finish)
+        if seat_key[0] in self.keep:
+            self.out.calls[seat_key] = Call(data.get("prompt"), reply, finish)
+        if seat_key in self.invalid:
+            _file_rule_break(self.out, seat_key, self.seat_rows, self.events, reply, finish)
 
 
 def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int]) -> LogCalls:
@@ -128,8 +128,8 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
         elif not _at_offsets(log, filing):
             _stream_tagged(log, filing)
     out = filing.out
-    for slot in sorted(filing.invalid - filing.found):  # no reply on record: the call failed, or was never recorded
-        _file_rule_break(out, slot, filing.seat_rows, filing.events, None, None)
+    for seat_key in sorted(filing.invalid - filing.found):  # no reply on record: the call failed, or was never recorded
+        _file_rule_break(out, seat_key, filing.seat_rows, filing.events, None, None)
     return out
 
 
@@ -138,14 +138,14 @@ def _at_offsets(log: EvalLog, filing: Filing) -> bool:
     nothing, if any line read is not the call its tag promised."""
     got = []
     offsets = sorted(log.call_at(filing.needed).items(), key=lambda item: item[1])
-    for (slot, _), line in zip(offsets, lines_at(log.path, [offset for _, offset in offsets])):
+    for (seat_key, _), line in zip(offsets, lines_at(log.path, [offset for _, offset in offsets])):
         row = sampling_row(line) if line is not None else None
-        if row is None or tagged_slot(row["data"]) != slot:
+        if row is None or tagged_seat_key(row["data"]) != seat_key:
             return False
-        got.append((slot, row["data"]))
+        got.append((seat_key, row["data"]))
     filing.out.sampling_events = log.calls
-    for slot, data in got:
-        filing.file(slot, data)
+    for seat_key, data in got:
+        filing.file(seat_key, data)
     return True
 
 
@@ -156,16 +156,16 @@ def _stream_tagged(log: EvalLog, filing: Filing) -> None:
             continue
         filing.out.sampling_events += 1
         row = sampling_row(line)
-        slot = filing.free(tagged_slot(row["data"])) if row is not None else None  # type: ignore[arg-type]
-        if slot is not None:
-            filing.file(slot, row["data"])  # type: ignore[index]
+        seat_key = filing.free(tagged_seat_key(row["data"])) if row is not None else None  # type: ignore[arg-type]
+        if seat_key is not None:
+            filing.file(seat_key, row["data"])  # type: ignore[index]
             if filing.done():
                 break
 
-def _file_rule_break(out: LogCalls, slot: Slot, seat_rows: Mapping[Slot, Mapping[str, Any]],
+def _file_rule_break(out: LogCalls, seat_key: SeatKey, seat_rows: Mapping[SeatKey, Mapping[str, Any]],
                      events: Mapping[tuple[int, int], Mapping[str, Any]], reply: Optional[str],
                      finish: Optional[str]) -> None:
-    session, run, seat = slot
+    session, run, seat = seat_key
     event = events[(session, run)]
     lo, hi = get_game(event["game"]).action_range(event)
     kind = rule_break_kind(reply, lo, hi, finish)
@@ -173,8 +173,8 @@ def _file_rule_break(out: LogCalls, slot: Slot, seat_rows: Mapping[Slot, Mapping
         # the eval found this seat invalid but the reply on record reads as valid: it is not the
         # reply that was scored (a call recorded twice), so say only what is certain
         kind = NO_ANSWER
-    out.kinds[slot] = kind
-    player = str(seat_rows[slot]["player"])
+    out.kinds[seat_key] = kind
+    player = str(seat_rows[seat_key]["player"])
     out.counts[(player, kind)] = out.counts.get((player, kind), 0) + 1
     examples = out.examples.setdefault((player, kind), [])
     if len(examples) < EXAMPLES_PER_KIND:

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ..core.argvalues import packaged_registries
+from ..fns.registry_files import packaged_registries
 
 PREFIX = "econarena."
 SPLITS = ("dev", "test")

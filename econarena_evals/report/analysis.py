@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ..core.depth import TAU_MAX
-from ..games import get as get_game
+from ..games import action_range, report_of, score_event
 from ..log.evallog import EvalLog
 from ..score.metrics import METRICS, session_metrics
 from ..score.paired import paired_comparisons
@@ -46,7 +46,7 @@ def _policy_actions(policy: str, event: Mapping[str, Any], rng: random.Random) -
         return [None] * len(seats)
     if policy == "nash":
         return [float(s["ne_action"]) for s in seats]
-    lo, hi = get_game(event["game"]).action_range(event)
+    lo, hi = action_range(event)
     return [rng.uniform(lo, hi) for _ in seats]
 
 
@@ -61,9 +61,8 @@ def floors(log: EvalLog) -> dict[str, dict[str, Optional[float]]]:
             for _ in range(RANDOM_REPEATS if policy == "random" else 1):
                 outcomes = []
                 for event in events:
-                    game = get_game(event["game"])
                     actions = _policy_actions(policy, event, rng)
-                    outcomes.append(game.score_event(event, actions, [FLOOR_PLAYER] * len(actions)))
+                    outcomes.append(score_event(event, actions, [FLOOR_PLAYER] * len(actions)))
                 metrics = session_metrics(outcomes, FLOOR_PLAYER)
                 if metrics is not None:
                     for m in METRICS:
@@ -119,7 +118,7 @@ def diagnostics(log: EvalLog, player: str) -> dict[str, dict[str, Any]]:
     runs = [e for events in finished_runs(log).values() for e in events]
     if not runs:
         return {}
-    return get_game(runs[0]["game"]).diagnostics(runs, player)
+    return report_of(runs[0]["game"]).diagnostics(runs, player)
 
 
 # A column of at most this many players compares every pair; a larger one, each player with its

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..core.redact import redact_mapping, redact_text
-from ..games import GAMES, Game, outcome_from_event
-from ..games import get as get_game
+from ..games import GAMES, GameReport, outcome_from_event, report_of
 from ..games.protocol import Reference
 from ..log.evallog import EvalLog
 from ..log.format import metric_key
@@ -60,7 +59,7 @@ class CellFigures:
     """What one cell's two plots show, and their file names."""
 
     cell: str
-    game: Game
+    game: GameReport
     series: dict[str, list[float]]  # mean distance to equilibrium by run, per legend entry
     shares: dict[str, list[float]]  # valid first-run actions as shares, per legend entry
     with_history: bool
@@ -195,7 +194,7 @@ def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Seque
         game_name = next((lg.game for lg in cell_logs if lg.runs), cell_logs[0].game if cell_logs else None)
         if game_name not in GAMES:  # a log of no known game: nothing to label its plots with
             continue
-        game = get_game(game_name)
+        game = report_of(game_name)
         first_runs = [r for lg in cell_logs for r in lg.runs if r["run"] == 0]
         series, shares = {}, {}
         mine = [r for r in rows if r.cell == cell]
@@ -277,7 +276,7 @@ def first_run_shares(log: EvalLog, player: str) -> list[float]:
     for r in log.runs:
         if r["run"] != 0:
             continue
-        game = get_game(r["game"])
+        game = report_of(r["game"])
         for seat in r["seats"]:
             if seat["player"] != player or not seat["valid"]:
                 continue
@@ -287,7 +286,7 @@ def first_run_shares(log: EvalLog, player: str) -> list[float]:
     return shares
 
 
-def human_first_run_model(game: Game, first_runs: Sequence[dict[str, Any]] = (), n: int = 20000) -> list[float]:
+def human_first_run_model(game: GameReport, first_runs: Sequence[dict[str, Any]] = (), n: int = 20000) -> list[float]:
     """Draws from econarena/human's first-run model, as shares, on the log's first runs if it needs them."""
     return game.human_first_run_shares(first_runs, random.Random(BOOTSTRAP_SEED), n)
 

@@ -1,7 +1,7 @@
 """The report's plots: drawing what ``compute`` measured, and writing the PNG files.
 
 One plot of convergence to equilibrium and one of first-run choices per cell, each labelled by the
-game (``Game.REPORT``), with the human reference and published series of other benchmarks in greys.
+game (``GameReport.LABELS``), with the human reference and published series of other benchmarks in greys.
 """
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..games import Game
-from ..games import get as get_game
+from ..games import GameReport, report_of
 from ..games.protocol import Reference
 
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
@@ -64,15 +63,15 @@ def preload() -> None:
 
 def draw_convergence(cell: str, game_name: str, *args: Any) -> dict[str, Any]:
     """``plot_convergence`` of the game named ``game_name``: what a worker process is given (a game is a module)."""
-    return plot_convergence(cell, get_game(game_name), *args)
+    return plot_convergence(cell, report_of(game_name), *args)
 
 
 def draw_first_run(cell: str, game_name: str, *args: Any) -> dict[str, Any]:
     """``plot_first_run`` of the game named ``game_name``."""
-    return plot_first_run(cell, get_game(game_name), *args)
+    return plot_first_run(cell, report_of(game_name), *args)
 
 
-def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path: Path,
+def plot_convergence(cell: str, game: GameReport, series: dict[str, list[float]], path: Path,
                      references: Sequence[Reference] = (), with_history: bool = False,
                      note: str = "") -> dict[str, Any]:
     """One line per player (mean d by run); where the cell shows history, the game's human series
@@ -89,11 +88,11 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
     lines_refs = [r for r in references if r.kind == "line"] if with_history else []
     for i, ref in enumerate(lines_refs):
         ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
-    if with_history and game.REPORT.human_convergence is not None:
-        human_label, human_series = game.REPORT.human_convergence
+    if with_history and game.LABELS.human_convergence is not None:
+        human_label, human_series = game.LABELS.human_convergence
         ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
                 marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
-    elif game.REPORT.human_convergence is not None:
+    elif game.LABELS.human_convergence is not None:
         ax.text(1.01, 0.0, "No history in this cell,\nso no learning curve of\npeople or models who\nsaw "
                 "results is shown.", transform=ax.transAxes, ha="left", va="bottom", fontsize=8, color="grey")
     if lines_refs:  # each published model named at the end of its line, the names kept apart
@@ -104,7 +103,7 @@ def plot_convergence(cell: str, game: Game, series: dict[str, list[float]], path
                         textcoords="data", fontsize=7, color=REFERENCE_GREYS[i % 4], va="center",
                         arrowprops={"arrowstyle": "-", "color": REFERENCE_GREYS[i % 4], "linewidth": 0.6})
     ax.set_xlabel("run")
-    ax.set_ylabel(game.REPORT.distance)
+    ax.set_ylabel(game.LABELS.distance)
     ax.set_title(f"Convergence to equilibrium, {cell}" + (f" ({note})" if note else ""))
     ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
     if longest:
@@ -125,7 +124,7 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
     return [0.0] + xs, [0.0] + [(i + 1) / n for i in range(n)]
 
 
-def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: Path,
+def plot_first_run(cell: str, game: GameReport, shares: dict[str, list[float]], path: Path,
                    human: Sequence[float] = (), references: Sequence[Reference] = (),
                    note: str = "") -> dict[str, Any]:
     """Cumulative distribution of first-run choices, one line per player, and the human one
@@ -136,7 +135,7 @@ def plot_first_run(cell: str, game: Game, shares: dict[str, list[float]], path: 
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
-    labels_of = game.REPORT
+    labels_of = game.LABELS
     right = labels_of.first_run_max  # the axis covers every share drawn (a random bid can be 3 v and more)
     for player, xs in sorted(shares.items()):
         if xs:

@@ -19,12 +19,11 @@ from typing import Callable, Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
-from ..run.conditions import (
-    Condition,
+from ..run.conditions import Condition, condition_of
+from .conditions import (
     column_label,
     column_name,
     column_order,
-    condition_of,
     condition_text,
     eval_order,
     non_default,

@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from ..core.option_domains import outside_domain
 from ..fns.identity import is_builtin
 from ..log.evallog import USAGE_FIELDS
-from ..run.plan import OPTION_DOMAINS
 from .selection import Chosen
 
 PRICE_OPTIONS = ("--price-in", "--price-out", "--batch-discount")
@@ -67,10 +67,9 @@ def add_price_options(parser: argparse.ArgumentParser) -> None:
 
 def price_problem(opts: argparse.Namespace) -> Optional[str]:
     """A price outside econarena-plan's domain (negative, nan, inf), said in one line, or None."""
-    for option, attr, low, _ in OPTION_DOMAINS:
-        value = getattr(opts, attr, None) if option in PRICE_OPTIONS else None
-        if value is not None and not (math.isfinite(value) and value >= low):
-            return f"{option} must be a number of at least {low}, got {value:g}"
+    problem = outside_domain(opts, PRICE_OPTIONS)
+    if problem:
+        return problem
     share = getattr(opts, "batch_discount", None)
     if share is not None and share > 1:
         return f"--batch-discount is the share of the price a batch call pays (0 to 1), got {share:g}"

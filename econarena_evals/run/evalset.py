@@ -11,7 +11,7 @@ from typing import Optional
 
 import yaml
 
-from ..core.argvalues import packaged_registries
+from ..fns.registry_files import packaged_registries
 
 
 def registry_roots() -> list[Path]:

@@ -26,9 +26,10 @@ from typing import Any, Callable, Optional, Sequence
 import yaml
 
 from ..calls.batches import MAX_LINES
-from ..core.argvalues import packaged_registries
+from ..core.option_domains import outside_domain
 from ..core.prompts import PastRun, prompt_text
 from ..core.sessions import CellConfig, Session, history_window, waves
+from ..fns.registry_files import packaged_registries
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
@@ -227,24 +228,6 @@ def evals_of(name: str) -> list[str]:
         return [name]
 
 
-# option -> (attribute, lowest, lowest excluded): a negative limit or price gives a meaningless time
-# or cost (the plan printed "at least -200.0 min"), and so do nan and inf. A limit of 0 is no limit,
-# as the plan's line says.
-OPTION_DOMAINS = (("--max_samples", "max_samples", 1, False), ("--max_tokens", "max_tokens", 0, False),
-                  ("--rpm", "rpm", 0, False), ("--tpm", "tpm", 0, False),
-                  ("--price-in", "price_in", 0, False), ("--price-out", "price_out", 0, False),
-                  ("--batch-discount", "batch_discount", 0, False))
-
-
-def option_problem(args: argparse.Namespace) -> Optional[str]:
-    """The first option outside its domain, said in one line; None when all are inside."""
-    for option, attr, low, above in OPTION_DOMAINS:
-        value = getattr(args, attr)
-        if value is not None and not (math.isfinite(value) and (value > low if above else value >= low)):
-            return f"{option} must be a number {'above' if above else 'of at least'} {low}, got {value:g}"
-    return None
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="econarena-plan",
@@ -262,7 +245,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--batch-discount", type=float, default=None,
                         help="with --batch: the share of the price a batch call pays, e.g. 0.5 (no table is shipped)")
     args = parser.parse_args(argv)
-    refused = option_problem(args)
+    refused = outside_domain(args)
     if refused is None and args.batch_discount is not None and (not args.batch or args.batch_discount > 1):
         refused = (f"--batch-discount is the share of the price a batch call pays (0 to 1), got {args.batch_discount:g}"
                    if args.batch else "--batch-discount goes with --batch")

@@ -2,17 +2,17 @@
 
 ``resume_from=PATH`` (or ``ECONARENA_RESUME=PATH``) reads an earlier log of the same condition,
 copies each session that finished there into the new log and lets the eval play only the others.
-What is done is decided from the old log alone (``plan``); the eval copies a done session's events
-instead of playing it. A session counts as done when its ``econarena_session`` event says it did
-not error and all of its runs are in the log; anything else (cut off by a stop, errored) goes on
-from its first unfinished run, and each seat call the log answered there is reused when the new run
-would send the very same request (``reusable_reply``).
+What is done is decided from the old log alone (``plan``, which gives a ``Resumption``); the eval
+copies a done session's events instead of playing it. A session counts as done when its
+``econarena_session`` event says it did not error and all of its runs are in the log; anything else
+(cut off by a stop, errored) goes on from its first unfinished run, and each seat call the log
+answered there is reused when the new run would send the very same request (``reusable_reply``).
 
 Every copied ``econarena_run`` and ``econarena_session`` event, and every reused ``sampling``
 event, gets ``resumed_from``: the log it was copied from. The ``sampling`` events of copied runs are
 copied unchanged, all under their original sample id. Nothing here writes: the eval records what
-the plan says (``eval.py``), ``durable`` puts it on disk, and ``resume_command`` tells the user how
-to resume.
+the resumption says (``eval.py``), ``durable`` puts it on disk, and ``resume_command`` tells the
+user how to resume.
 """
 from __future__ import annotations
 
@@ -71,7 +71,10 @@ class PartSession:
 
 
 @dataclass
-class Plan:
+class Resumption:
+    """What a resume takes from an earlier log: the sessions it finished, the runs and answered calls
+    of the others, and what the eval must say about it. (Not ``run.plan``, the estimate before the first call.)"""
+
     source: str  # the log resumed from (absolute)
     done: dict[int, DoneSession] = field(default_factory=dict)  # by session index
     replay: list[int] = field(default_factory=list)  # sessions the old log started but did not finish
@@ -127,7 +130,7 @@ def first_spec(path: Path) -> dict[str, Any]:
 
 
 def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[str],
-         own_log: Optional[str] = None) -> Plan:
+         own_log: Optional[str] = None) -> Resumption:
     """What a run of ``spec_now`` can take from the log at ``path``. Raises ResumeRefused.
 
     ``path`` may be a directory (``oaievalset``'s whole set at once): its logs of this run's
@@ -140,7 +143,7 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
         now = condition_of(spec_now)
         plans = [plan(str(p), spec_now, runs, players) for p in sorted(source.rglob("*.jsonl"))
                  if p.resolve() != own and not differences(condition_of(first_spec(p)), now)]
-        return max(plans, key=lambda pl: len(pl.done), default=Plan(source=str(source)))
+        return max(plans, key=lambda pl: len(pl.done), default=Resumption(source=str(source)))
     if own_log is not None and Path(own_log).expanduser().resolve() == source:
         raise ResumeRefused(
             f"resume_from={path} is this run's own --record_path: the earlier log was overwritten when "
@@ -162,7 +165,7 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     by_sample: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_sample.setdefault(str(row["sample_id"]), []).append(row)
-    out = Plan(source=str(source), torn_lines=torn, batches=sent_in_batches(rows))
+    out = Resumption(source=str(source), torn_lines=torn, batches=sent_in_batches(rows))
     for sample_id, events in by_sample.items():
         sessions = [r["data"] for r in events if r["type"] == SESSION_EVENT]
         run_events = [r["data"] for r in events if r["type"] == RUN_EVENT]

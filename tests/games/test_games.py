@@ -19,7 +19,7 @@ from econarena_evals.core.prompts import fmt, prompt_text
 from econarena_evals.core.sessions import CellConfig, Session
 from econarena_evals.games import GAMES, MEMBERS, cell, outcome_from_event, read_prompt, run_event, session_from_sample
 from econarena_evals.games import first_price as fp
-from econarena_evals.games.protocol import PLAYER_KINDS
+from econarena_evals.games.protocol import PLAYER_KINDS, REPORT_MEMBERS, RULE_MEMBERS
 from econarena_evals.log.evallog import rescore_events
 from econarena_evals.score.metrics import METRICS, distance_to_ne, session_metrics
 
@@ -57,6 +57,11 @@ def test_module_has_every_member_of_the_protocol(name):
     missing = [m for m in MEMBERS if not hasattr(game, m)]
     assert not missing and game.NAME == name
     assert sorted(game.PLAYERS) == sorted(PLAYER_KINDS) and all(callable(p) for p in game.PLAYERS.values())
+
+
+def test_the_rules_and_the_report_s_view_share_only_the_name():
+    assert set(RULE_MEMBERS) & set(REPORT_MEMBERS) == {"NAME"}
+    assert set(MEMBERS) == set(RULE_MEMBERS) | set(REPORT_MEMBERS) and len(MEMBERS) == len(set(MEMBERS))
 
 
 @pytest.mark.parametrize("name", NAMES)

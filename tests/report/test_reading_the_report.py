@@ -18,17 +18,17 @@ from report_logs import ENDPOINT, OLDLOGS, SCHEMA, chat_player, rows_of, write
 
 from econarena_evals.core.depth import TAU_MAX
 from econarena_evals.report import build, summary
-from econarena_evals.report.markdown import md as md_text
-from econarena_evals.report.selection import select
-from econarena_evals.run.conditions import (
+from econarena_evals.report.conditions import (
     NOTE_MAX,
     NOTES_MAX,
-    Condition,
     column_label,
     column_name,
     condition_text,
     registry_defaults,
 )
+from econarena_evals.report.markdown import md as md_text
+from econarena_evals.report.selection import select
+from econarena_evals.run.conditions import Condition
 
 LABEL = "beauty_L (max_tokens=128, constrained)"
 FULL_SCHEMA = json.dumps(SCHEMA, sort_keys=True, separators=(",", ":"))
