@@ -160,11 +160,11 @@ class EconArena(evals.Eval):
         try:
             sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
             if self.resume_from:  # refused here, before any call, if the log is another condition
-                plan = resume.plan(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
+                resumption = resume.resumption(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
                                    self.player_names, own_log=log_path_of(recorder))
-                resume.check_samples(plan.done, sessions, self._game_params)
-                resume.check_samples(plan.parts, sessions, self._game_params)
-                self.resumed, self.resumed_runs = plan.done, plan.parts
+                resume.check_samples(resumption.done, sessions, self._game_params)
+                resume.check_samples(resumption.parts, sessions, self._game_params)
+                self.resumed, self.resumed_runs = resumption.done, resumption.parts
             interval_asked()  # a progress interval that is no number of seconds: refused before any call
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
@@ -172,8 +172,9 @@ class EconArena(evals.Eval):
         handed_out = samples_in_order(sessions)
         to_play = [s for s in handed_out if s.index not in self.resumed]
         if self.resume_from:  # counted among the sessions this run plays (--max_samples), not the whole file
-            shell.resuming(plan.source, plan.forged, len(handed_out), len(to_play),
-                           len({s.index for s in to_play} & set(plan.replay)), plan.kept_runs, plan.kept_calls)
+            shell.resuming(resumption.source, resumption.forged, len(handed_out), len(to_play),
+                           len({s.index for s in to_play} & set(resumption.replay)), resumption.kept_runs,
+                           resumption.kept_calls)
         fn = self.roster[0][1]
         builtin = [isinstance(f, BuiltinPlayer) for _, f in self.roster]  # they send no request, cost nothing
         sending = not all(builtin)  # a run of built-in players alone: the plan counts their calls
@@ -189,7 +190,7 @@ class EconArena(evals.Eval):
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
         progress = shell.plan(estimate, builtin_calls)
-        self._waves = self._batch_waves(recorder, len(to_play), plan.batches if self.resume_from else {})
+        self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})
         if self._waves is not None:
             shell.batch_plan(estimate, self._waves)
         # batch mode: every session in play at once, so that a wave of all of them is one batch

@@ -129,8 +129,8 @@ def first_spec(path: Path) -> dict[str, Any]:
     return {}
 
 
-def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[str],
-         own_log: Optional[str] = None) -> Resumption:
+def resumption(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[str],
+               own_log: Optional[str] = None) -> Resumption:
     """What a run of ``spec_now`` can take from the log at ``path``. Raises ResumeRefused.
 
     ``path`` may be a directory (``oaievalset``'s whole set at once): its logs of this run's
@@ -141,9 +141,9 @@ def plan(path: str, spec_now: Mapping[str, Any], runs: int, players: Sequence[st
     if source.is_dir():
         own = Path(own_log).expanduser().resolve() if own_log else None
         now = condition_of(spec_now)
-        plans = [plan(str(p), spec_now, runs, players) for p in sorted(source.rglob("*.jsonl"))
+        found = [resumption(str(p), spec_now, runs, players) for p in sorted(source.rglob("*.jsonl"))
                  if p.resolve() != own and not differences(condition_of(first_spec(p)), now)]
-        return max(plans, key=lambda pl: len(pl.done), default=Resumption(source=str(source)))
+        return max(found, key=lambda r: len(r.done), default=Resumption(source=str(source)))
     if own_log is not None and Path(own_log).expanduser().resolve() == source:
         raise ResumeRefused(
             f"resume_from={path} is this run's own --record_path: the earlier log was overwritten when "

@@ -2,7 +2,7 @@
 
 ``resume_command`` rewrites the run's own command line (``resume_from=`` added, a fresh
 ``--record_path``), ``hint`` is the message around it, and ``hint_at_exit`` prints it on stderr as
-the process exits. What a resume then reuses is ``resume.plan``'s.
+the process exits. What a resume then reuses is ``resume.resumption``'s.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from test_e2e import assert_rescores
 from econarena_evals.games import outcome_from_event, run_event
 from econarena_evals.games.beauty import score_run
 from econarena_evals.log.evallog import read_log
-from econarena_evals.run.resume import ResumeRefused, plan
+from econarena_evals.run.resume import ResumeRefused, resumption
 from econarena_evals.run.resume_command import hint, next_record_path, resume_command
 from econarena_evals.score.metrics import METRICS, session_metrics
 
@@ -260,7 +260,7 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
         rows.append(row)
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"type": "sampling", "sam')
-    p = plan(str(log), spec, runs=2, players=["p"])
+    p = resumption(str(log), spec, runs=2, players=["p"])
     assert sorted(p.done) == [0, 3] and p.replay == [1, 2] and p.torn_lines == 1
     assert p.done[0].sample_id == "econarena.beauty_L.0"
     assert [t for t, _ in p.done[0].events] == ["sampling", "econarena_run", "econarena_run", "econarena_session"]
@@ -270,12 +270,12 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
     assert p.forged == ["session 3"] and p.done[3].result == {"p": truth}
     assert p.done[3].events[-1][1]["eas"] == truth["eas"] != 0.999
     with pytest.raises(ResumeRefused, match="seed: 1 vs 2"):
-        plan(str(log), {**spec, "run_config": {**spec["run_config"], "seed": 2}}, runs=2, players=["p"])
+        resumption(str(log), {**spec, "run_config": {**spec["run_config"], "seed": 2}}, runs=2, players=["p"])
     with pytest.raises(ResumeRefused, match="own --record_path"):
-        plan(str(log), spec, runs=2, players=["p"], own_log=str(log))
+        resumption(str(log), spec, runs=2, players=["p"], own_log=str(log))
     assert os.path.exists(log)
     # a directory: logs of other conditions are passed over, not refused; none at all plays everything
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"spec": {**spec, "eval_name": "econarena.beauty_M.dev.v0"}}) + "\n")
-    assert sorted(plan(str(tmp_path), spec, runs=2, players=["p"]).done) == [0, 3]
-    assert plan(str(tmp_path), spec, runs=2, players=["p"], own_log=str(log)).done == {}
+    assert sorted(resumption(str(tmp_path), spec, runs=2, players=["p"]).done) == [0, 3]
+    assert resumption(str(tmp_path), spec, runs=2, players=["p"], own_log=str(log)).done == {}
