@@ -9,13 +9,20 @@ evals 3.0.1.post1 has no plugin discovery: it reads its own registry, ``~/.evals
   user also passes ``--registry_path`` to a checkout's ``registry/``), which evals would otherwise
   reject as ``duplicate entry``; every other root is left exactly as evals handles it;
 * refuse a ``--registry_path`` that is not a directory (evals skips it silently, so a typo ran the
-  packaged evals, or none of the user's fns, and exited 0).
+  packaged evals, or none of the user's fns, and exited 0);
+* parse each registry file with libyaml's parser where PyYAML has it: evals reads every YAML file
+  of its own registry (about 490) at each start with the pure-Python parser, 0.65 s of CPU of an
+  ``oaieval`` that takes 2.4 s; libyaml takes 0.1 s. The objects are the same (the same safe
+  constructor); a file libyaml refuses is read again by evals' own loader, which accepts or refuses
+  it, with its own message, as without the plugin.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
+
+import yaml
 
 from ..fns.registry_files import packaged_registries
 from .status import refuse
@@ -71,8 +78,28 @@ def add_our_registry(registry_module: Any) -> Optional[Path]:
 
         registry_cls._load_registry = _load_registry
         registry_cls.add_registry_paths = add_registry_paths
+        if getattr(yaml, "CSafeLoader", None) is not None:
+            registry_cls._load_file = _libyaml_load_file(registry_cls._load_file)
         registry_cls._econarena_roots = True
     return ours
+
+
+def _libyaml_load_file(load_file: Any) -> Any:
+    """evals' ``Registry._load_file`` (name, path, spec of each entry of one YAML file), parsed by libyaml."""
+
+    def _load_file(self, path: Path) -> Iterator[tuple[str, Path, dict]]:
+        try:
+            with open(path, "r", encoding="utf-8") as f:
+                d = yaml.load(f, Loader=yaml.CSafeLoader)  # noqa: S506 - the safe constructor, in C
+        except yaml.YAMLError:
+            yield from load_file(self, path)
+            return
+        if isinstance(d, dict):
+            for name, spec in d.items():
+                yield name, path, spec
+
+    _load_file.__wrapped__ = load_file
+    return _load_file
 
 
 def refuse_missing(path: Any) -> None:

@@ -67,3 +67,30 @@ def test_a_failing_patch_is_recorded_not_raised():
     loader.exec_module(types.ModuleType("evals.registry"))
     assert len(startup.ERRORS) > before and "adding the registry" in [where for where, _ in startup.ERRORS[before:]]
     assert loader.get_source("evals.registry") == "source"  # every loader attribute passes through
+
+
+def test_registry_files_parsed_by_libyaml_are_what_evals_reads_and_a_bad_one_fails_as_in_evals(tmp_path):
+    """The start-up path parses registry files with libyaml (0.1 s instead of 0.65 s a start): every
+    file of evals' registry and of ours gives the same entries as evals' own loader, and a file
+    neither can read raises evals' own error, message and all."""
+    import evals.registry
+    import pytest
+    import yaml
+
+    from econarena_evals.integration.registry import _libyaml_load_file
+
+    own = evals.registry.Registry._load_file
+    own = getattr(own, "__wrapped__", own)  # the hook has patched it in this process, where libyaml is there
+    ours = _libyaml_load_file(own)
+    files = sorted(Path(evals.registry.__file__).parent.joinpath("registry").rglob("*.yaml"))
+    files += sorted(REGISTRY.rglob("*.yaml"))
+    assert len(files) > 400
+    for path in files:
+        assert list(ours(None, path)) == list(own(None, path)), path
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1, 2\nb: 3\n")
+    with pytest.raises(yaml.YAMLError) as theirs:
+        list(own(None, bad))
+    with pytest.raises(yaml.YAMLError) as mine:
+        list(ours(None, bad))
+    assert str(mine.value) == str(theirs.value)
