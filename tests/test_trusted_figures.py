@@ -23,7 +23,7 @@ from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.score.metrics import METRICS
 
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import REGISTRY, ROOT, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
@@ -32,6 +32,9 @@ pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 CELL = "econarena.beauty_L"
 SAMPLES = "2"
 CALLS = 2 * 10 * 5  # seat calls of two beauty_L sessions
+# econarena-run's set of two cells (beauty_L, auction_L): what it does per condition and per eval
+# needs no more (tests/run/test_run_set.py runs the whole five-cell set)
+TWO = ["econarena-two", "--registry_path", str(ROOT / "tests" / "fixtures" / "registry")]
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +260,7 @@ def test_a_fifo_among_the_logs_is_skipped_in_one_line_by_every_reader(srv, env, 
     assert "is not a regular file" in proc.stderr
     # econarena-run: a FIFO where its log would go is passed over, and the log written beside it
     out = tmp_path / "out"
-    args = [cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out), "--max_samples", "1"]
+    args = [cli("econarena-run"), "econarena/nash", *TWO, "--out", str(out), "--max_samples", "1"]
     run_cli(args + ["--seed", "1"], base_env(), timeout=300)
     [folder] = out.glob("econarena_nash-*")
     os.rename(folder / "econarena.beauty_L.jsonl", folder / "moved.jsonl.old")
@@ -361,7 +364,7 @@ def test_two_conditions_into_one_out_are_two_results(tmp_path):
 
         def run(fn: str, *extra: str, base: str = server.base_url) -> subprocess.CompletedProcess:
             env = base_env() | {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "sk-local"}
-            return run_cli([cli("econarena-run"), fn, "econarena", "--out", str(out), *extra], env, timeout=600)
+            return run_cli([cli("econarena-run"), fn, *TWO, "--out", str(out), *extra], env, timeout=600)
 
         first = run("econarena/chat:gpt-4", "--max_samples", "1")
         assert ": kept " not in first.stderr
@@ -369,10 +372,10 @@ def test_two_conditions_into_one_out_are_two_results(tmp_path):
                 ("econarena/chat:gpt-4", "--max_samples", "2")]
         for args in runs:
             proc = run(*args)
-            assert ": kept " not in proc.stderr and proc.stderr.count(" --record_path ") == 5  # never run: no more
+            assert ": kept " not in proc.stderr and proc.stderr.count(" --record_path ") == 2  # never run: no more
         before = other.answered()
         proc = run("econarena/chat:gpt-4", "--max_samples", "1", base=other.base_url)  # another endpoint
-        assert ": kept " not in proc.stderr and other.answered() - before == 5 * 50
+        assert ": kept " not in proc.stderr and other.answered() - before == 2 * 50
         run("econarena/chat:org/model-a", "--max_samples", "1")
         run("econarena/chat:org_model-a", "--max_samples", "1")
         folders = sorted(p for p in out.iterdir() if p.is_dir())
@@ -381,13 +384,13 @@ def test_two_conditions_into_one_out_are_two_results(tmp_path):
         assert sorted(s["fn"] for s in stated).count("econarena/chat:gpt-4") == 4
         assert {s["fn"] for s in stated} >= {"econarena/chat:org/model-a", "econarena/chat:org_model-a"}
         assert all("sk-local" not in (f / "condition.json").read_text() for f in folders)
-        assert all(len(list(f.glob("*.jsonl"))) == 5 for f in folders)
+        assert all(len(list(f.glob("*.jsonl"))) == 2 for f in folders)
         # the same command again keeps what each condition finished
         again = run("econarena/chat:gpt-4", "--max_samples", "1", "--completion_args", "max_tokens=300")
-        assert again.stderr.count(": kept ") == 5
-        # the summary of the --out shows every result: 6 conditions x 5 cells
+        assert again.stderr.count(": kept ") == 2
+        # the summary of the --out shows every result: 6 conditions x 2 cells
         summary = run_cli([cli("econarena-summary"), str(out)], base_env())
-        assert len(summary_rows(summary.stdout)) == 6 * 5, summary.stdout
+        assert len(summary_rows(summary.stdout)) == 6 * 2, summary.stdout
         assert "superseded" not in summary.stderr
     finally:
         server.stop()

@@ -5,7 +5,8 @@ a folder of the user's choosing.
 sit beside a run's own; this runs each eval of the set with the real ``oaieval`` and its own
 ``--record_path DIR/<fn>-<hash>/<eval>.jsonl``, so ``econarena-summary DIR`` and ``econarena-report
 DIR`` read that run and nothing else. Every argument after the set's name goes to each ``oaieval``
-unchanged (``--completion_args``, ``--extra_eval_params``, ``--max_samples``, ...).
+unchanged (``--completion_args``, ``--extra_eval_params``, ``--max_samples``, ...); the set itself is
+found in this package's registry or in a ``--registry_path`` among them, as ``oaievalset`` finds it.
 
 Each condition has a folder of its own: the fn's name and a short hash of the whole condition (the
 fn, its completion args, the eval params, the endpoint, ``--max_samples``, ``--seed`` and any other
@@ -45,7 +46,7 @@ from ..integration import status as exit_status
 from ..log.evallog import RUNNING, EvalLog, read_log, status_of
 from ..log.jsonl import not_regular
 from .config import POLICY_ARGS
-from .evalset import known_sets, members
+from .evalset import known_sets, members, registry_roots
 from .resume import RESUME_ENV
 
 # statuses after which the next eval would fare no better: refused args, a stop, a signal
@@ -70,6 +71,12 @@ NOT_CONDITION_ARGS = NEUTRAL_ARGS | {"api_key", "organization", "project"}
 def _pairs(text: str) -> dict[str, str]:
     """'a=1,b=2' as oaieval splits it (a value without '=' kept whole, as oaieval would refuse it)."""
     return dict(kv.split("=", 1) if "=" in kv else (kv, "") for kv in text.split(",") if kv)
+
+
+def _values(args: Sequence[str], flag: str) -> list[str]:
+    """Every value given to ``flag`` in ``args`` (``flag VALUE`` or ``flag=VALUE``), in order."""
+    return [a.split("=", 1)[1] if a != flag else args[i + 1] for i, a in enumerate(args)
+            if a.startswith(flag + "=") or (a == flag and i + 1 < len(args))]
 
 
 def condition(fn: str, passthrough: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
@@ -180,10 +187,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "--record_path" in passthrough or any(a.startswith("--record_path=") for a in passthrough):
         print("econarena-run: --record_path is chosen per eval under --out; leave it out", file=sys.stderr)
         return exit_status.REFUSED
+    # the set is looked up where each oaieval looks: this package's registry, then each --registry_path
+    roots = registry_roots() + [Path(p) for p in _values(passthrough, "--registry_path")]
     try:
-        evals = members(opts.eval_set)
+        evals = members(opts.eval_set, roots)
     except KeyError as exc:
-        close = closest(opts.eval_set, known_sets())
+        close = closest(opts.eval_set, known_sets(roots))
         print(f"econarena-run: {exc.args[0]}" + (f"; did you mean {', '.join(close)}?" if close else ""),
               file=sys.stderr)
         return exit_status.REFUSED

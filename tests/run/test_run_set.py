@@ -12,7 +12,7 @@ import pytest
 
 from econarena_evals.calls.lanes import OPEN_WIDE
 
-from conftest import base_env, cli, run_cli
+from conftest import ROOT, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
@@ -20,6 +20,10 @@ pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
 SET = ["econarena.beauty_L", "econarena.beauty_M", "econarena.beauty_H", "econarena.beauty_hist",
        "econarena.auction_L"]
+# The first test runs the whole `econarena` set, as users do; the others test what econarena-run does
+# between evals (errors, refusals, stops, resumes), for which two evals of a set of two are enough.
+TWO = ["econarena-two", "--registry_path", str(ROOT / "tests" / "fixtures" / "registry")]
+TWO_SET = ["econarena.beauty_L", "econarena.auction_L"]
 
 
 def folder_of(out: Path, fn: str) -> Path:
@@ -54,12 +58,12 @@ def test_a_set_goes_to_its_own_folder_and_a_second_run_keeps_every_log(tmp_path)
 
 def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
     env = base_env() | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}  # nothing listens
-    proc = run_cli([cli("econarena-run"), "econarena/chat:gpt-4o", "econarena", "--out", str(tmp_path),
+    proc = run_cli([cli("econarena-run"), "econarena/chat:gpt-4o", *TWO, "--out", str(tmp_path),
                     "--max_samples", "1", "--extra_eval_params", "call_timeout_s=3"], env, returncode=3)
     logs = sorted(folder_of(tmp_path, "econarena/chat:gpt-4o").glob("*.jsonl"))
-    assert [p.stem for p in logs] == sorted(SET)
+    assert [p.stem for p in logs] == sorted(TWO_SET)
     assert all(final_report(p)["errored_sessions"] == 1 for p in logs)
-    assert proc.stderr.count("econarena-run: [") == 5
+    assert proc.stderr.count("econarena-run: [") == 2
 
 
 def test_a_refused_run_stops_the_set(tmp_path):
@@ -78,11 +82,11 @@ def test_a_wrong_set_name_or_a_record_path_is_one_line_and_exit_2(tmp_path):
 
 
 def test_a_refused_run_leaves_nothing_kept_and_the_corrected_command_runs_it(tmp_path):
-    args = [cli("econarena-run"), "econarena/nash", "econarena", "--out", str(tmp_path), "--max_samples", "2"]
+    args = [cli("econarena-run"), "econarena/nash", *TWO, "--out", str(tmp_path), "--max_samples", "2"]
     run_cli(args + ["--extra_eval_params", "temprature=0"], base_env(), returncode=2)
     again = run_cli(args, base_env())
     logs = sorted(folder_of(tmp_path, "econarena/nash").glob("*.jsonl"))
-    assert [p.stem for p in logs] == sorted(SET) and ": kept " not in again.stderr
+    assert [p.stem for p in logs] == sorted(TWO_SET) and ": kept " not in again.stderr
     assert all(final_report(p)["sessions"] == 2 for p in logs)
 
 
@@ -90,9 +94,9 @@ def test_sigterm_stops_the_set_and_its_oaieval_and_the_same_command_resumes_payi
     server = OpenAIServer(scripted, models=("m",), slots=1, decode_s=0.05).start()
     try:
         env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        args = [cli("econarena-run"), "econarena/chat:m", "econarena", "--out", str(tmp_path), "--max_samples", "1"]
+        args = [cli("econarena-run"), "econarena/chat:m", *TWO, "--out", str(tmp_path), "--max_samples", "1"]
         proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
-        while server.answered() < 10:  # a third of the way into the first cell (50 calls, one at a time)
+        while server.answered() < 10:  # a fifth of the way into the first cell (50 calls, one at a time)
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
@@ -104,7 +108,7 @@ def test_sigterm_stops_the_set_and_its_oaieval_and_the_same_command_resumes_payi
         assert "resuming from it" in again.stderr
         folder = folder_of(tmp_path, "econarena/chat:m")
         assert final_report(folder / "econarena.beauty_L.resumed.jsonl")["sessions"] == 1
-        assert server.answered() == 5 * 50  # five cells of one session, 50 seat calls each: none paid twice
+        assert server.answered() == 2 * 50  # two cells of one session, 50 seat calls each: none paid twice
         assert answered_first > 0
     finally:
         server.stop()
@@ -116,7 +120,7 @@ def test_an_oaieval_killed_by_a_signal_stops_the_set_and_the_same_command_resume
     server = OpenAIServer(scripted, models=("m",), slots=1, decode_s=0.05).start()
     try:
         env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        args = [cli("econarena-run"), "econarena/chat:m", "econarena", "--out", str(tmp_path), "--max_samples", "1"]
+        args = [cli("econarena-run"), "econarena/chat:m", *TWO, "--out", str(tmp_path), "--max_samples", "1"]
         proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
         while server.answered() < 10:
             time.sleep(0.05)
@@ -131,6 +135,6 @@ def test_an_oaieval_killed_by_a_signal_stops_the_set_and_the_same_command_resume
         again = run_cli(args, env)
         assert "resuming from it" in again.stderr
         # at most the calls the kill caught in flight (a lane holds up to OPEN_WIDE) are paid twice
-        assert 5 * 50 <= server.answered() <= 5 * 50 + OPEN_WIDE
+        assert 2 * 50 <= server.answered() <= 2 * 50 + OPEN_WIDE
     finally:
         server.stop()
