@@ -73,6 +73,32 @@ def pytest_collection_modifyitems(items) -> None:
                                 "(add @pytest.mark.e2e):\n  " + "\n  ".join(unmarked))
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """scripts/test.sh runs ``pytest -n 3 --dist loadfile``: each test file goes to one worker, so a
+    module-scoped fixture (the logs a report test reads, an editable venv) is made once, not once per
+    worker (sent test by test, tests/report/test_report.py and test_report_html.py took 128 CPU s,
+    by file 66). Files are handed out the top folder's first (the main job, the real model, whole
+    eval sets: a long test that starts last is the suite's tail, with the other workers idle), then
+    the largest first. Which worker runs a test, and when: nothing a test checks."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        ordered = False
+
+        def _assign_work_unit(self, node):  # first called once every file is in the queue
+            if not self.ordered:
+                units = sorted(self.workqueue.items(), key=lambda unit: ("/" in unit[0][len("tests/"):],
+                                                                        -len(unit[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return LongestFirst(config, log)
+
+
 def cli(name: str) -> str:
     """The console script next to this interpreter (the venv the tests run in)."""
     path = Path(sys.executable).parent / name
