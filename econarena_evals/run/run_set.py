@@ -188,7 +188,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("econarena-run: --record_path is chosen per eval under --out; leave it out", file=sys.stderr)
         return exit_status.REFUSED
     # the set is looked up where each oaieval looks: this package's registry, then each --registry_path
-    roots = registry_roots() + [Path(p) for p in _values(passthrough, "--registry_path")]
+    roots = list(dict.fromkeys(p.resolve() for p in registry_roots() + [Path(v) for v in
+                                                                      _values(passthrough, "--registry_path")]))
     try:
         evals = members(opts.eval_set, roots)
     except KeyError as exc:
