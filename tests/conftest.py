@@ -20,6 +20,9 @@ settings.load_profile("econarena")
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ROOT / "registry"
+# eval sets for tests only (econarena-two: two cells for econarena-run's own behaviour), given with
+# --registry_path next to the packaged registry
+TEST_REGISTRY = ROOT / "tests" / "fixtures" / "registry"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from openai_server import OpenAIServer  # noqa: E402

@@ -23,7 +23,7 @@ from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.score.metrics import METRICS
 
-from conftest import REGISTRY, ROOT, base_env, cli, run_cli
+from conftest import REGISTRY, TEST_REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
@@ -34,7 +34,7 @@ SAMPLES = "2"
 CALLS = 2 * 10 * 5  # seat calls of two beauty_L sessions
 # econarena-run's set of two cells (beauty_L, auction_L): what it does per condition and per eval
 # needs no more (tests/run/test_run_set.py runs the whole five-cell set)
-TWO = ["econarena-two", "--registry_path", str(ROOT / "tests" / "fixtures" / "registry")]
+TWO = ["econarena-two", "--registry_path", str(TEST_REGISTRY)]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ERRORED, REGISTRY, base_env, cli, dead_endpoint, run_cli
+from conftest import ERRORED, REGISTRY, TEST_REGISTRY, base_env, cli, dead_endpoint, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def test_an_interval_does_not_depend_on_the_order_sessions_reached_the_log():
 def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_econarena_run_leaves_it(tmp_path):
     """Read while its run goes on, a log has no final report yet: it is not a killed run to resume.
     The run is held in a batch the server keeps in progress until the test lets it end: the set's
-    first eval with nothing answered yet, then beauty_hist (the fourth) after its first run."""
+    first eval with nothing answered yet, then beauty_hist (the second) after its first run."""
     import threading
     import time
 
@@ -102,8 +102,9 @@ def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_eco
     server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(hold=hold, run_s=0.5)).start()
     env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-local"}
     out = tmp_path / "runs"
-    command = [cli("econarena-run"), "econarena/chat:gpt-4o", "econarena", "--out", str(out), "--registry_path",
-               str(REGISTRY), "--max_samples", "1", "--completion_args", "batch=yes,batch_poll_s=0.1"]
+    command = [cli("econarena-run"), "econarena/chat:gpt-4o", "econarena-two-hist", "--out", str(out), "--registry_path",
+               str(REGISTRY), "--registry_path", str(TEST_REGISTRY), "--max_samples", "1", "--completion_args",
+               "batch=yes,batch_poll_s=0.1"]
     try:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
@@ -112,11 +113,11 @@ def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_eco
         live = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
         again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         hold.set()
-        while time.monotonic() < deadline and len(server.batch.created) < 4:
+        while time.monotonic() < deadline and len(server.batch.created) < 2:
             time.sleep(0.01)
         hold.clear()  # beauty_hist's second run waits
         server.batch.behaviour = BatchBehaviour(hold=hold)
-        while time.monotonic() < deadline and len(server.batch.created) < 5:
+        while time.monotonic() < deadline and len(server.batch.created) < 3:
             time.sleep(0.01)
         answered = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
         hold.set()
@@ -130,7 +131,7 @@ def test_a_log_a_live_run_still_writes_is_running_with_no_resume_command_and_eco
     row = next(x for x in answered.stdout.splitlines() if " beauty_hist " in x)
     assert row.rstrip().endswith("running"), answered.stdout  # its status column
     assert "a live run is still writing it" in answered.stdout and "resume_from" not in answered.stdout
-    assert len(server.batch.created) == 14  # the second command sent nothing: one batch per wave of the set
+    assert len(server.batch.created) == 11  # the second command sent nothing: one batch per wave of the set
     done = subprocess.run([cli("econarena-summary"), str(out)], env=env, capture_output=True, text=True)
     assert "running" not in done.stdout and "a live run" not in done.stdout
 

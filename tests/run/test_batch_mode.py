@@ -22,7 +22,7 @@ from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.log.format import BATCH_EVENT, SEAT_TAG
 
-from conftest import ERRORED, REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, TEST_REGISTRY, base_env, cli, run_cli
 from openai_server import BatchBehaviour, OpenAIServer, api_error
 from policies import scripted
 
@@ -273,8 +273,9 @@ def test_the_same_econarena_run_after_a_stop_during_the_wait_takes_the_batch_and
     hold = threading.Event()
     server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(hold=hold)).start()
     env = env_for(server)
-    command = [cli("econarena-run"), FN, "econarena", "--out", str(tmp_path / "runs"), "--registry_path",
-               str(REGISTRY), "--max_samples", "1", "--completion_args", BATCH_ARGS]
+    command = [cli("econarena-run"), FN, "econarena-two-hist", "--out", str(tmp_path / "runs"), "--registry_path",
+               str(REGISTRY), "--registry_path", str(TEST_REGISTRY), "--max_samples", "1", "--completion_args",
+               BATCH_ARGS]
     try:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
@@ -292,7 +293,7 @@ def test_the_same_econarena_run_after_a_stop_during_the_wait_takes_the_batch_and
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resuming from it" in again.stderr and "re-attached" in again.stderr
     sent = [c for b in server.batch.created for c in b["custom_ids"]]
-    assert len(server.batch.created) == 14 and len(sent) == len(set(sent)) == 5 * 50
+    assert len(server.batch.created) == 11 and len(sent) == len(set(sent)) == 2 * 50  # beauty_L 1 + beauty_hist 10
     assert server.sync_chat_requests() == 0
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from econarena_evals.calls.lanes import OPEN_WIDE
 
-from conftest import ROOT, base_env, cli, run_cli
+from conftest import TEST_REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
@@ -22,7 +22,7 @@ SET = ["econarena.beauty_L", "econarena.beauty_M", "econarena.beauty_H", "econar
        "econarena.auction_L"]
 # The first test runs the whole `econarena` set, as users do; the others test what econarena-run does
 # between evals (errors, refusals, stops, resumes), for which two evals of a set of two are enough.
-TWO = ["econarena-two", "--registry_path", str(ROOT / "tests" / "fixtures" / "registry")]
+TWO = ["econarena-two", "--registry_path", str(TEST_REGISTRY)]
 TWO_SET = ["econarena.beauty_L", "econarena.auction_L"]
 
 
