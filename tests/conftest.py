@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -44,6 +45,7 @@ def _ours(func) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=None)  # a fixture is looked at once, not once for each test that uses it
 def _starts_processes(func, depth: int = 3) -> bool:
     """True if ``func``, or a function of its module that it calls by name (a few calls deep), starts one."""
     try:
