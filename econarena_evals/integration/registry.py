@@ -92,11 +92,12 @@ def _libyaml_load_file(load_file: Any) -> Any:
             with open(path, "r", encoding="utf-8") as f:
                 d = yaml.load(f, Loader=yaml.CSafeLoader)  # noqa: S506 - the safe constructor, in C
         except yaml.YAMLError:
+            d = None
+        if not isinstance(d, dict):  # evals' own loader reads it, or fails with its own message
             yield from load_file(self, path)
             return
-        if isinstance(d, dict):
-            for name, spec in d.items():
-                yield name, path, spec
+        for name, spec in d.items():
+            yield name, path, spec
 
     _load_file.__wrapped__ = load_file
     return _load_file
