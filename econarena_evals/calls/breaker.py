@@ -27,28 +27,28 @@ class Breaker:
         self._failures = 0
         self._last_error = ""
         self._next_probe = 0.0
-        self._waiting: set[Any] = set()  # the calls admitted and not yet ended (``retry.Call``)
+        self._waiting: set[tuple[Any, Any]] = set()  # (batch, call) of the calls admitted and not yet ended
 
     def _why(self) -> str:
         return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
 
-    def admit(self, call: Any) -> Optional[str]:
-        """None if ``call`` may go out (it is then tracked); else why it may not."""
+    def admit(self, batch: Any, call: Any) -> Optional[str]:
+        """None if ``call`` of ``batch`` may go out (it is then tracked); else why it may not."""
         with self._lock:
             if self._failures >= self.threshold:
                 now = time.monotonic()
                 if now < self._next_probe:
                     return self._why()
                 self._next_probe = now + self.probe_interval_s
-            self._waiting.add(call)
+            self._waiting.add((batch, call))
             return None
 
-    def record(self, call: Any, result: Union[str, BaseException]) -> None:
+    def record(self, batch: Any, call: Any, result: Union[str, BaseException]) -> None:
         ok = not isinstance(result, BaseException)
         with self._lock:
-            if call not in self._waiting:
+            if (batch, call) not in self._waiting:
                 return  # already failed by the breaker opening
-            self._waiting.discard(call)
+            self._waiting.discard((batch, call))
             if ok:
                 self._failures = 0
                 return
@@ -61,8 +61,8 @@ class Breaker:
             self._next_probe = time.monotonic() + self.probe_interval_s
             stranded, self._waiting = self._waiting, set()
             why = self._why()
-        for other in stranded:
-            other.batch.abandon(other, SeatCallError(why))
+        for other, call in stranded:
+            other.abandon(call, SeatCallError(why))
 
 
 

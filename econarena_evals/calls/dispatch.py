@@ -44,7 +44,7 @@ class Batch:
         self.remaining = 0
 
     def add(self, player: object, run: Callable[[], str], lane: Hashable, cost: float) -> Call:
-        call = Call(self, len(self.calls), run, lane_for(lane), cost, breaker_for(player, self.policy))
+        call = Call(len(self.calls), run, lane_for(lane), cost, breaker_for(player, self.policy))
         self.calls.append(call)
         self.remaining += 1
         return call
@@ -71,7 +71,7 @@ class Batch:
         """``call`` has a slot: send it and return True, unless its player's breaker refuses."""
         with self.cond:
             call.holds_slot = True  # before admitting: a breaker opening now must free it
-        refused = call.breaker.admit(call)
+        refused = call.breaker.admit(self, call)
         if refused is not None:
             with self.cond:
                 call.holds_slot = False  # the dispatcher hands this slot on itself
@@ -89,7 +89,7 @@ class Batch:
         the caller already stopped waiting for is no longer tracked by the breaker: a no-op there."""
         result = attempts(call, self.policy)
         if not call.done:
-            call.breaker.record(call, result)
+            call.breaker.record(self, call, result)
         self.settle(call, result)
         self.release_slot(call)
 
@@ -128,7 +128,7 @@ def call_all(
         call = batch.add(player, partial(contextvars.copy_context().run, run), lane, costs[k] if costs else 0.0)
         if isinstance(run, SeatCall):
             run.lane = call.lane
-    batch.slots.enqueue(batch.calls)
+    batch.slots.enqueue([(batch, call) for call in batch.calls])
     timeout_s = policy.call_timeout_s
     try:
         while True:
@@ -162,7 +162,7 @@ def call_all(
                 call.lane.forget(ticket)
                 error = SeatCallError(f"no answer within call_timeout_s={timeout_s:g}s")
                 if batch.abandon(call, error):
-                    call.breaker.record(call, error)
+                    call.breaker.record(batch, call, error)
     finally:
         batch.slots.drop(batch)
     results = [call.result for call in batch.calls]

@@ -41,8 +41,8 @@ LIVE_SHARE = 4
 @dataclass(eq=False)
 class Call:
     """One call of a ``call_all`` (``dispatch.Batch``): what it runs, through which lane and breaker,
-    and where it stands. The batch settles it under its condition; its worker tries it."""
-    batch: Any  # the dispatch.Batch it belongs to
+    and where it stands. The batch settles it under its condition; its worker tries it. It does not
+    point back at its batch: a cycle would leave every batch to the garbage collector."""
     index: int  # its place there (and the seed of its retries' jitter)
     run: Callable[[], Any]  # one try, in the call's own context copy
     lane: Lane
