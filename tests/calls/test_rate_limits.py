@@ -10,6 +10,7 @@ except ImportError:  # openai 2.x (Python 3.9)
 import openai
 import pytest
 
+from econarena_evals.calls import seat_call
 from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import (
     RunStopped,
@@ -19,7 +20,7 @@ from econarena_evals.calls.errors import (
     server_wait,
     server_wait_said,
 )
-from econarena_evals.calls.lanes import Lane
+from econarena_evals.calls.lanes import Lane, lane_for
 from econarena_evals.calls.limits import parse_duration
 from econarena_evals.calls.pace import MAX_SERVER_WAIT_S, PACE_SHARE
 from econarena_evals.calls.policy import CallPolicy
@@ -116,6 +117,24 @@ def test_a_lane_paces_to_the_limits_an_answer_states():
     # each request moves the schedule on by one interval at the pacing share of the limit
     assert lane.pace.tat_requests - max(start, 0) >= 2 * 60 / (600 * PACE_SHARE)
     assert lane.pace.tat_tokens > 0
+
+
+def test_a_seat_call_s_lane_hears_the_limits_its_answer_states():
+    """The one channel from a completion fn to the engine is the seat call it answers: the headers
+    it hands over (``seat_call.heard``) reach that call's lane; outside a seat call they go nowhere."""
+    stated = {"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"}
+
+    def send(prompt, **kwargs):
+        seat_call.heard(stated)
+        return prompt
+
+    call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send, answered=lambda _call, reply: reply)
+    assert call_all([(object(), call)], CallPolicy(**FAST), ["heard"]) == ["ok"]
+    assert call.lane is lane_for("heard") and RUN.limits["heard"] == (600, 60000)
+    seat_call.heard(stated)  # no seat call here: nothing learns it
+    plain = call_all([(object(), lambda: seat_call.heard(stated) or "plain")], CallPolicy(**FAST), ["plain"])
+    assert plain == ["plain"]
+    assert list(RUN.limits) == ["heard"] and lane_for("plain").pace.rpm is None
 
 
 def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
