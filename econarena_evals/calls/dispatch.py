@@ -4,11 +4,11 @@ Every seat call of every session goes through ``call_all``:
 
 * It waits for a slot of the cap (``slots.Slots``), holding nothing meanwhile.
 * A call's deadline (``call_timeout_s``) counts the endpoint's silence, not the time the call waits
-  in a server's queue (``lanes.Lane.due``). The caller stops waiting for it at the deadline, gives
-  its slot back at once and tells the call to stop retrying.
-* Retries are ours (``attempts``): at most ``max_attempts`` tries per call, each class of failure
-  treated as ``errors`` says (``endpoints`` runs evals' own OpenAI fns, which would otherwise retry
-  forever, one try at a time under this policy).
+  in a server's queue (``concurrency.Concurrency.due``). The caller stops waiting for it at the
+  deadline, gives its slot back at once and tells the call to stop retrying.
+* Retries are ours (``retry.attempts``): at most ``max_attempts`` tries per call, each class of
+  failure treated as ``errors`` says (``endpoints`` runs evals' own OpenAI fns, which would
+  otherwise retry forever, one try at a time under this policy).
 * A breaker per player (``breaker``): its calls fail at once while its endpoint is taken for down.
 
 A call runs on a reused daemon worker, in a copy of the context of the thread that called
