@@ -27,28 +27,28 @@ class Breaker:
         self._failures = 0
         self._last_error = ""
         self._next_probe = 0.0
-        self._waiting: set[tuple[Any, int]] = set()
+        self._waiting: set[tuple[Any, Any]] = set()  # (batch, call) of the calls admitted and not yet ended
 
     def _why(self) -> str:
         return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
 
-    def admit(self, batch: Any, i: int) -> Optional[str]:
-        """None if call i of the batch may go out (it is then tracked); else why it may not."""
+    def admit(self, batch: Any, call: Any) -> Optional[str]:
+        """None if ``call`` of ``batch`` may go out (it is then tracked); else why it may not."""
         with self._lock:
             if self._failures >= self.threshold:
                 now = time.monotonic()
                 if now < self._next_probe:
                     return self._why()
                 self._next_probe = now + self.probe_interval_s
-            self._waiting.add((batch, i))
+            self._waiting.add((batch, call))
             return None
 
-    def record(self, batch: Any, i: int, result: Union[str, BaseException]) -> None:
+    def record(self, batch: Any, call: Any, result: Union[str, BaseException]) -> None:
         ok = not isinstance(result, BaseException)
         with self._lock:
-            if (batch, i) not in self._waiting:
+            if (batch, call) not in self._waiting:
                 return  # already failed by the breaker opening
-            self._waiting.discard((batch, i))
+            self._waiting.discard((batch, call))
             if ok:
                 self._failures = 0
                 return
@@ -61,11 +61,9 @@ class Breaker:
             self._next_probe = time.monotonic() + self.probe_interval_s
             stranded, self._waiting = self._waiting, set()
             why = self._why()
-        for other, j in stranded:
-            other.abandon(j, SeatCallError(why))
+        for other, call in stranded:
+            other.abandon(call, SeatCallError(why))
 
-
-# id(player) -> (player, breaker). The player is kept alive so that its id cannot be reused by a
 
 
 def breaker_for(player: object, policy: CallPolicy) -> Breaker:

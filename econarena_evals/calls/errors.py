@@ -38,7 +38,7 @@ class SeatCallError(RuntimeError):
 
 
 # A server too busy to answer now, for everyone: waited out (the lane pauses and probes, see
-# ``lanes.Lane.overloaded``), never a try, a rate limit of the key nor a quota. 529 is Anthropic's
+# ``pace.Pace.overloaded``), never a try, a rate limit of the key nor a quota. 529 is Anthropic's
 # overloaded_error; UNAVAILABLE is Google's status for its 503.
 OVERLOADED = (503, 529)
 UNAVAILABLE = "UNAVAILABLE"

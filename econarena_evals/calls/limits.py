@@ -5,7 +5,7 @@
 - Anthropic: ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``,
   the reset an RFC 3339 time ("2025-10-25T12:01:00Z"); the limits are per minute.
 
-Pure parsing: the lanes (``lanes.Lane.learn``) pace by what this reads.
+Pure parsing: the lanes (``pace.Pace.learn``) pace by what this reads.
 """
 from __future__ import annotations
 

@@ -6,8 +6,9 @@ import random
 from dataclasses import dataclass
 
 # The HTTP timeout of the eval's own requests (evals' OpenAI fns, econarena/chat): the eval's
-# deadline (``Lane.due``) ends a call the endpoint stopped answering, so the client's timeout only
-# has to outlast a healthy server's queue, and frees the thread and socket of a call given up on.
+# deadline (``concurrency.Concurrency.due``) ends a call the endpoint stopped answering, so the
+# client's timeout only has to outlast a healthy server's queue, and frees the thread and socket of
+# a call given up on.
 REQUEST_TIMEOUT_S = 3600.0
 
 

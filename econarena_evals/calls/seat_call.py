@@ -6,18 +6,21 @@ what it asks (``prompt``), with which sampling args and seed (``kwargs``), who a
 the completion fn as one try, ``fns.endpoints.single_try``, or what hands over a batch's answer),
 and what the run does with the answer (``answered``: record it if the fn recorded nothing, make it
 durable, count it, keep what the score reads). The engine (``dispatch.call_all``) runs it, as any
-call, once per try, on a worker in the context of the session that asked for it.
+call, once per try, on a worker in the context of the session that asked for it, and gives it the
+lane it goes through (``lane``).
 
 While it runs it is the context's current seat call (``current``), the one channel between a
-completion fn and the run: evals' ``record_sampling`` inside the fn knows nothing of seats, so the
-recorder step that tags each ``sampling`` event with its seat reads the current seat call and notes
-on it what the fn recorded (``noted``). Nothing else is passed around: after the engine returns,
-the caller reads the finish reason from the value itself.
+completion fn and the run and the engine: evals' ``record_sampling`` inside the fn knows nothing of
+seats, so the recorder step that tags each ``sampling`` event with its seat reads the current seat
+call and notes on it what the fn recorded (``noted``); a fn that sees the HTTP answer hands its
+headers to the current seat call (``heard``), whose lane learns the key's rate limits from them.
+Nothing else is passed around: after the engine returns, the caller reads the finish reason from
+the value itself.
 """
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 
@@ -32,6 +35,7 @@ class SeatCall:
     recorded: int = 0
     finish_reason: Optional[str] = None
     completion_tokens: Optional[int] = None
+    lane: Any = field(default=None, repr=False)  # the lanes.Lane it goes through (set by call_all)
 
     def __call__(self) -> Any:
         """One try: the engine calls it in the call's own context copy, so the current seat call set
@@ -40,7 +44,7 @@ class SeatCall:
         try:
             result = self.send(self.prompt, **self.kwargs)
         except TypeError as exc:
-            if "keyword argument" not in str(exc):
+            if "keyword argument" not in str(exc) or not self.kwargs:  # none passed: the fn's own error
                 raise
             raise TypeError(
                 f"{exc}. The completion fn must accept the keyword arguments the eval passes "
@@ -56,6 +60,11 @@ class SeatCall:
         if isinstance(used, int) and not isinstance(used, bool) and used >= 0:  # what the reply cost, for the plan
             self.completion_tokens = used
 
+    def heard(self, headers: Optional[Mapping[str, str]]) -> None:
+        """The headers of an answer to this call: its lane learns the limits they state."""
+        if self.lane is not None and headers is not None:
+            self.lane.learn(headers)
+
 
 _CURRENT: contextvars.ContextVar[Optional[SeatCall]] = contextvars.ContextVar("econarena_seat_call", default=None)
 
@@ -63,3 +72,11 @@ _CURRENT: contextvars.ContextVar[Optional[SeatCall]] = contextvars.ContextVar("e
 def current() -> Optional[SeatCall]:
     """The seat call this context is answering, None outside one."""
     return _CURRENT.get()
+
+
+def heard(headers: Optional[Mapping[str, str]]) -> None:
+    """What a completion fn that sees the HTTP answer calls with its headers (``SeatCall.heard``);
+    nothing outside a seat call."""
+    call = _CURRENT.get()
+    if call is not None:
+        call.heard(headers)

@@ -50,7 +50,7 @@ class Slots:
     """The cap on calls in flight and the FIFO queue of calls waiting for a slot.
 
     ``run`` is the run state whose stop fails every queued call at once (``stopped``, ``stop_reason``).
-    A queued item is (its batch, its index there, the call); the batch starts or settles it.
+    A queued item is (its batch, the call: ``retry.Call``); the batch starts or settles it.
     """
 
     def __init__(self, run: Any) -> None:
@@ -59,7 +59,7 @@ class Slots:
         self._pending: collections.deque = collections.deque()
         self.in_flight = 0
 
-    def enqueue(self, items: Sequence[tuple[Any, int, Callable[[], str]]]) -> None:
+    def enqueue(self, items: Sequence[tuple[Any, Any]]) -> None:
         with self._lock:
             self._pending.extend(items)
         self.pump()
@@ -78,14 +78,14 @@ class Slots:
                 stopped = run.stopped.is_set()
                 if not self._pending or (not stopped and self.in_flight >= self._pending[0][0].policy.max_concurrency):
                     return
-                batch, i, call = self._pending.popleft()
-                if batch.done[i]:
+                batch, call = self._pending.popleft()
+                if call.done:
                     continue
                 if not stopped:
                     self.in_flight += 1
             if stopped:
-                batch.settle(i, RunStopped(run.stop_reason or "run stopped"))
-            elif not batch.start(i, call):
+                batch.settle(call, RunStopped(run.stop_reason or "run stopped"))
+            elif not batch.start(call):
                 with self._lock:  # refused by its breaker: the slot goes straight to the next call
                     self.in_flight -= 1
 

@@ -1,4 +1,4 @@
-"""The state of the run's calls, in one owner: why the run stopped (if it did), the pacing lanes,
+"""The state of the run's calls, in one owner: why the run stopped (if it did), the lanes,
 the players' breakers, the cap on calls in flight with its queue, and the worker threads.
 
 ``RUN`` is the one instance for the process; ``RUN.reset()`` (``eval.run``, at the start of each
@@ -31,7 +31,7 @@ class CallState:
         # key -> Lane (``lanes.lane_for``), and the lanes' own account of what they learned
         self.lanes: dict[Hashable, Any] = {}
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
-        self.paces: dict[Hashable, Any] = {}  # the lanes whose concurrency limit was cut: a server's pace
+        self.served: dict[Hashable, Any] = {}  # the lanes whose concurrency limit was cut: a server's pace
         # id(player) -> (player, Breaker) (``breaker.breaker_for``)
         self.breakers: dict[int, tuple[object, Any]] = {}
         self.slots = Slots(self)

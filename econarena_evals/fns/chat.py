@@ -26,8 +26,8 @@ from typing import Any, Optional
 from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
+from ..calls import seat_call
 from ..calls.errors import NotACompletion, RetryNow
-from ..calls.lanes import observe_response_headers
 from .completion_args import check_values, decode_args, typed_options
 from .reply_bytes import http_client as reply_bytes_client
 from .reply_bytes import said
@@ -262,7 +262,7 @@ class ChatCompletionFn(CompletionFn):
         headers = {"extra_headers": self.extra_headers} if self.extra_headers else {}
         try:
             response = client.chat.completions.with_raw_response.create(**body, **headers)
-            observe_response_headers(response.headers)
+            seat_call.heard(response.headers)  # its lane learns the key's stated limits
             return response.parse()
         except openai.APIConnectionError as exc:
             told = said(exc)  # the openai client's connection error, saying why if a reply was too large

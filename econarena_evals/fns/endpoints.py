@@ -24,7 +24,7 @@ from evals.completion_fns import openai as evals_openai
 from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
-from ..calls.lanes import observe_response_headers
+from ..calls import seat_call
 from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
@@ -56,7 +56,7 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
             if told is exc:
                 raise
             raise told from exc.__cause__
-        observe_response_headers(response.headers)
+        seat_call.heard(response.headers)  # its lane learns the key's stated limits
         raw = response.parse()
         text, finish = reply_of(raw, "message" if keyword == "messages" else "text")  # no completion: raises
         result = result_cls(raw_data=raw, prompt=formatted)

@@ -18,9 +18,9 @@ from typing import Any, Optional
 import anyio
 import openai
 
+from ..calls import seat_call
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, RunStopped
-from ..calls.lanes import observe_response_headers
 from ..calls.policy import CallPolicy, request_timeout
 from ..calls.state import RUN
 
@@ -70,7 +70,7 @@ class Endpoint:
 
     def _try(self, body: dict[str, Any]) -> Reply:
         response = self.client.chat.completions.with_raw_response.create(**body)
-        observe_response_headers(response.headers)  # the lane learns the key's stated limits
+        seat_call.heard(response.headers)  # the lane learns the key's stated limits
         raw = response.parse()
         text, finish = first_reply(raw)
         return Reply(text, finish, getattr(raw, "usage", None), str(getattr(raw, "model", None) or self.model))
@@ -81,7 +81,9 @@ class Endpoint:
                 **{k: v for k, v in {**sampling, **self.options}.items() if v is not None}}
         # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
         cost = sum(len(m["content"]) for m in messages) / 4 + int(body.get("max_tokens") or 0)
-        result = call_all([(self, lambda: self._try(body))], self.policy, [self.lane], [cost])[0]
+        # a seat call, so that its lane hears the answer's headers (``seat_call.heard``)
+        call = seat_call.SeatCall(tag={}, prompt=body, kwargs={}, send=self._try, answered=lambda _call, reply: reply)
+        result = call_all([(self, call)], self.policy, [self.lane], [cost])[0]
         if isinstance(result, BaseException):
             if RUN.stop_reason:
                 self._say_stop()

@@ -108,7 +108,7 @@ class Progress:
                 if said:
                     self._print(said, newline=True)
                 self.told_limits = True
-            pace = next(iter(RUN.paces.values())).pace() if RUN.paces and not self.told_pace else None
+            pace = next(iter(RUN.served.values())).served() if RUN.served and not self.told_pace else None
             if pace is not None and self.pace_line is not None:
                 said = self.pace_line(*pace, time.monotonic() - self.start_t)
                 if said:

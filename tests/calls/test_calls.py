@@ -3,9 +3,10 @@ import contextvars
 import threading
 import time
 
+from econarena_evals.calls.concurrency import OPEN_WIDE, SLOW_START
 from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import SeatCallError
-from econarena_evals.calls.lanes import OPEN_WIDE, SLOW_START, lane_for
+from econarena_evals.calls.lanes import lane_for
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.state import RUN
 
@@ -218,11 +219,11 @@ def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
     # the lane sent the rest a call or two ahead of the one decoding, probing for one more now and
     # then (without the limit: every call of the batch held at once).
     assert max(server.held_late) <= 6, server.held_late
-    assert RUN.paces[lane] is lane_for(lane)
+    assert RUN.served[lane] is lane_for(lane)
     # a one-slot server decoding 0.04 s a call serves at most 25 a second, whatever the machine's load
     # (how many it serves at once, about one, is estimated from latencies a busy machine inflates:
     # bench/, not here)
-    served, per_s = lane_for(lane).pace()
+    served, per_s = lane_for(lane).served()
     assert per_s <= 1 / 0.04 and served > 0
 
 
@@ -230,10 +231,10 @@ def test_a_server_that_serves_every_call_at_once_is_never_cut():
     server = Slots(10**6, 0.1)
     lane = f"wide-{time.monotonic()}"
     assert call_all([(object(), server)] * 600, CallPolicy(**FAST), [lane] * 600) == ["ok"] * 600
-    assert lane_for(lane).cut_at_sent is None
+    assert lane_for(lane).concurrency.cut_at_sent is None
     # the lane's limit grew past the process-wide cap, so the cap, not the lane, bounded it (how many
     # were held at one instant depends on the machine's load: no lower bound here)
-    assert lane_for(lane).limit >= 256 and server.most_held <= 256
+    assert lane_for(lane).concurrency.limit >= 256 and server.most_held <= 256
 
 
 def test_calls_held_back_by_a_silent_endpoint_fail_at_the_deadline_without_being_sent():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from econarena_evals.calls.lanes import OPEN_WIDE, SLOW_START_GROWTH
+from econarena_evals.calls.concurrency import OPEN_WIDE, SLOW_START_GROWTH
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 

@@ -100,7 +100,7 @@ def test_google_s_resource_exhausted_is_a_rate_limit_with_its_retry_delay(body):
     lane = Lane("gemini")
     before = time.monotonic()
     lane.refused(*server_wait_said(exc))
-    assert lane.paused_until - before >= 7.0  # the lane waits as asked, from when it was told
+    assert lane.pace.paused_until - before >= 7.0  # the lane waits as asked, from when it was told
 
 
 def test_google_s_message_wait_and_a_tier_with_no_allowance():
@@ -125,9 +125,9 @@ def test_anthropic_s_headers_set_the_lane_s_pace_and_pause_it_when_used_up():
     assert least_left <= used_up[0][0] <= most_left  # what is left until the stated reset
     lane = Lane(("https://api.anthropic.com/v1/", "keyhash", "claude-sonnet-4-5"))
     lane.learn(headers)
-    assert (lane.rpm, lane.tpm) == (50, 8000) and RUN.limits[lane.key] == (50, 8000)
+    assert (lane.pace.rpm, lane.pace.tpm) == (50, 8000) and RUN.limits[lane.key] == (50, 8000)
     # paused until the stated reset: what is left of the pause is what is left until the reset
-    pause_left, reset_left = lane.paused_until - time.monotonic(), reset_at - time.time()
+    pause_left, reset_left = lane.pace.paused_until - time.monotonic(), reset_at - time.time()
     assert abs(pause_left - reset_left) < 1.0
     assert stated_limits({"content-type": "application/json"}) is None
     nanosecond_stamp, no_stamp = seconds_until("2025-10-25T12:01:00.123456789+02:00", now=0), seconds_until("soon")

@@ -10,6 +10,7 @@ except ImportError:  # openai 2.x (Python 3.9)
 import openai
 import pytest
 
+from econarena_evals.calls import seat_call
 from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import (
     RunStopped,
@@ -19,8 +20,9 @@ from econarena_evals.calls.errors import (
     server_wait,
     server_wait_said,
 )
-from econarena_evals.calls.lanes import MAX_SERVER_WAIT_S, PACE_SHARE, Lane
+from econarena_evals.calls.lanes import Lane, lane_for
 from econarena_evals.calls.limits import parse_duration
+from econarena_evals.calls.pace import MAX_SERVER_WAIT_S, PACE_SHARE
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.state import RUN
 
@@ -107,30 +109,48 @@ def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
 def test_a_lane_paces_to_the_limits_an_answer_states():
     lane = Lane("test")
     lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"})
-    assert (lane.rpm, lane.tpm) == (600, 60000) and RUN.limits["test"] == (600, 60000)
-    start = lane.tat_requests
+    assert (lane.pace.rpm, lane.pace.tpm) == (600, 60000) and RUN.limits["test"] == (600, 60000)
+    start = lane.pace.tat_requests
     for _ in range(3):
         assert lane.acquire(100, lambda: False)
         lane.release()
     # each request moves the schedule on by one interval at the pacing share of the limit
-    assert lane.tat_requests - max(start, 0) >= 2 * 60 / (600 * PACE_SHARE)
-    assert lane.tat_tokens > 0
+    assert lane.pace.tat_requests - max(start, 0) >= 2 * 60 / (600 * PACE_SHARE)
+    assert lane.pace.tat_tokens > 0
+
+
+def test_a_seat_call_s_lane_hears_the_limits_its_answer_states():
+    """The one channel from a completion fn to the engine is the seat call it answers: the headers
+    it hands over (``seat_call.heard``) reach that call's lane; outside a seat call they go nowhere."""
+    stated = {"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"}
+
+    def send(prompt, **kwargs):
+        seat_call.heard(stated)
+        return prompt
+
+    call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send, answered=lambda _call, reply: reply)
+    assert call_all([(object(), call)], CallPolicy(**FAST), ["heard"]) == ["ok"]
+    assert call.lane is lane_for("heard") and RUN.limits["heard"] == (600, 60000)
+    seat_call.heard(stated)  # no seat call here: nothing learns it
+    plain = call_all([(object(), lambda: seat_call.heard(stated) or "plain")], CallPolicy(**FAST), ["plain"])
+    assert plain == ["plain"]
+    assert list(RUN.limits) == ["heard"] and lane_for("plain").pace.rpm is None
 
 
 def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
     lane = Lane("no-headers")
-    lane.in_flight = 40
+    lane.concurrency.in_flight = 40
     lane.refused(0.0)
-    assert lane.window == 20
-    lane.in_flight = 0
+    assert lane.concurrency.window == 20
+    lane.concurrency.in_flight = 0
     for _ in range(20):
-        lane.answered_ok()
-    assert 20 < lane.window < 22  # additive increase
+        lane.concurrency.answer(time.monotonic(), None, None)
+    assert 20 < lane.concurrency.window < 22  # additive increase
 
 
 def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
     lane = Lane("paused")
-    lane.paused_until = float("inf")
+    lane.pace.paused_until = float("inf")
     RUN.stop("test")
     assert lane.acquire(1, lambda: False) is False
 
@@ -138,18 +158,18 @@ def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
 @pytest.mark.parametrize("patience,bound", [(600.0, MAX_SERVER_WAIT_S), (20.0, 20.0)])
 def test_a_server_wait_past_the_ceiling_or_the_patience_is_capped_and_said_once(patience, bound, capsys):
     lane = Lane(("http://127.0.0.1/v1", "keyhash", "gpt-4o"))
-    lane.patience_s = patience
+    lane.pace.patience_s = patience
     before = time.monotonic()
     for _ in range(3):
         lane.refused(86400.0, "retry-after")
     lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "0",
                 "x-ratelimit-reset-requests": "24h"})
-    assert lane.paused_until <= time.monotonic() + bound  # not a day
-    assert lane.paused_until >= before + bound  # but as long as the run can afford
+    assert lane.pace.paused_until <= time.monotonic() + bound  # not a day
+    assert lane.pace.paused_until >= before + bound  # but as long as the run can afford
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1 and "86,400 s (retry-after)" in said[0] and "gpt-4o" in said[0]
     lane.refused(2.0)  # a wait within bounds is honoured as asked
-    assert lane.paused_until >= before + bound
+    assert lane.pace.paused_until >= before + bound
 
 
 def test_the_wait_is_said_with_where_the_server_said_it():

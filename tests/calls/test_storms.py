@@ -17,9 +17,10 @@ import openai
 import pytest
 from test_providers import refusal
 
-from econarena_evals.calls.dispatch import LIVE_SHARE, call_all
+from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import fatal, is_endpoint_failure, is_overloaded, is_rate_limited, is_transient
 from econarena_evals.calls.policy import CallPolicy
+from econarena_evals.calls.retry import LIVE_SHARE
 from econarena_evals.calls.state import RUN
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
@@ -61,7 +62,7 @@ def test_an_overload_is_waited_out_without_costing_a_try():
     assert call_all([(object(), call)], CallPolicy(max_attempts=1, **FAST)) == ["ok"] and len(tries) == 4
     assert RUN.stop_reason is None
     [lane] = RUN.lanes.values()
-    assert lane.overloads == 0  # the answer ended the overload: the lane sends freely again
+    assert lane.pace.overloads == 0  # the answer ended the overload: the lane sends freely again
 
 
 def test_while_overloaded_the_lane_sends_one_probe_at_a_time():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from econarena_evals.calls.lanes import OPEN_WIDE
+from econarena_evals.calls.concurrency import OPEN_WIDE
 
 from conftest import TEST_REGISTRY, base_env, cli, run_cli
 from openai_server import OpenAIServer
