@@ -1,5 +1,5 @@
 """A circuit breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint
-is taken for down, and its calls (waiting or queued) fail at once, one probe every
+is presumed down, and its calls (waiting or queued) fail at once, one probe every
 ``probe_interval_s`` excepted. The breakers of a run belong to the run state (``state.RUN.breakers``).
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Breaker:
         self._waiting: set[tuple[Any, Any]] = set()  # (batch, call) of the calls admitted and not yet ended
 
     def _why(self) -> str:
-        return f"endpoint taken for down after {self._failures} failed calls in a row; last: {self._last_error}"
+        return f"endpoint presumed down after {self._failures} failed calls in a row; last: {self._last_error}"
 
     def admit(self, batch: Any, call: Any) -> Optional[str]:
         """None if ``call`` of ``batch`` may go out (it is then tracked); else why it may not."""

@@ -9,7 +9,7 @@ Every seat call of every session goes through ``call_all``:
 * Retries are ours (``retry.attempts``): at most ``max_attempts`` tries per call, each class of
   failure treated as ``errors`` says (``endpoints`` runs evals' own OpenAI fns, which would
   otherwise retry forever, one try at a time under this policy).
-* A breaker per player (``breaker``): its calls fail at once while its endpoint is taken for down.
+* A breaker per player (``breaker``): its calls fail at once while its endpoint is presumed down.
 
 A call runs on a reused daemon worker, in a copy of the context of the thread that called
 ``call_all``, taken there and then: evals' ``record_sampling`` inside a completion fn finds the sample

@@ -221,7 +221,7 @@ def is_endpoint_failure(exc: BaseException) -> bool:
     """Failures that say the endpoint is down or refusing us, which the breaker counts.
 
     A completion fn's own bug (a TypeError for an unexpected keyword, say) says nothing about the
-    endpoint: counting it would report a healthy endpoint as "taken for down".
+    endpoint: counting it would report a healthy endpoint as "presumed down".
     """
     if isinstance(exc, RetryNow) or is_rate_limited(exc) or is_overloaded(exc):
         return False  # a busy endpoint is not a down one

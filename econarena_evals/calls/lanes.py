@@ -159,3 +159,18 @@ def concurrency_in_use() -> list[tuple[str, int, float]]:
     lanes = [(lane.key, lane.concurrency) for lane in list(RUN.lanes.values()) if lane.concurrency.sent]
     return [(model_of(key), flow.in_flight, flow.limit if flow.cut_at_sent is not None else math.inf)
             for key, flow in lanes]
+
+
+def waits() -> list[tuple[str, str, float]]:
+    """(lane's model, why, seconds since its last answer) of every lane that waits on its endpoint
+    now: overloaded (503/529) until an answer comes, or paused after a refusal (429). For the
+    progress line, which would otherwise show a run at 0 calls/min that seems stuck."""
+    now = time.monotonic()
+    out = []
+    for lane in list(RUN.lanes.values()):
+        pace = lane.pace
+        if pace.overloads:
+            out.append((model_of(lane.key), "overloaded (503/529)", now - pace.last_answer))
+        elif pace.paused_until > now and pace.last_refused > pace.last_answer:
+            out.append((model_of(lane.key), "rate limited (429)", now - pace.last_answer))
+    return out

@@ -11,6 +11,7 @@ A ``Pace`` has no lock of its own: its lane calls it under the lane's.
 """
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -49,6 +50,7 @@ class Pace:
         self.known_at: Optional[float] = None  # when the limits were first stated
         self.sent_tokens = 0.0
         self.refusals = 0
+        self.last_refused = -math.inf  # the progress line says a wait for the rate limit until an answer
         self.last_cut = 0.0
         self.last_answer = time.monotonic()
         self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
@@ -102,6 +104,7 @@ class Pace:
         (once per second at most, so one burst of refusals is one cut). True if the lane states no
         limit and the refusal is a new burst: its concurrency is then to be halved."""
         self.refusals += 1
+        self.last_refused = now
         wait_s = 1.0 if wait_s is None else self._bounded(wait_s, source)
         self.paused_until = max(self.paused_until, now + wait_s)
         if now - self.last_cut >= 1.0 and self.known_at is not None and now - self.known_at > 2.0:

@@ -1,5 +1,5 @@
 """The call policy: how many tries a seat call gets, how long each may take, how retries back off,
-when a player's endpoint is taken for down, and how long rate limits are waited out."""
+when a player's endpoint is presumed down, and how long rate limits are waited out."""
 from __future__ import annotations
 
 import random
@@ -26,7 +26,7 @@ class CallPolicy:
     backoff_base_s: float = 1.0
     backoff_cap_s: float = 20.0
     # After this many endpoint failures in a row for one player, with no success in between, its
-    # endpoint is taken for down: further calls fail at once (one probe per probe_interval_s
+    # endpoint is presumed down: further calls fail at once (one probe per probe_interval_s
     # may close it again), so a dead endpoint costs one deadline, not one per wave of sessions.
     breaker_threshold: int = 20
     probe_interval_s: float = 30.0

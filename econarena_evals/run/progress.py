@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Callable, Optional, TextIO
 
-from ..calls.lanes import concurrency_in_use
+from ..calls.lanes import concurrency_in_use, waits
 from ..calls.state import RUN
 from ..integration.progress_bar import LineWriter, write_line
 
@@ -48,6 +48,15 @@ def in_flight() -> str:
     parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"{n} in flight"
              + (f" (limit {limit:.0f})" if limit != float("inf") else "") for model, n, limit in lanes]
     return (", " + "; ".join(parts)) if parts else ""
+
+
+def waiting() -> str:
+    """", waiting: the endpoint is overloaded (503/529), no answer for 45 s" while a lane waits on its
+    endpoint's word; the lane's model where there are several."""
+    lanes = waits()
+    parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"the endpoint is {why}, no answer for {duration(s)}"
+             for model, why, s in lanes]
+    return (", waiting: " + "; ".join(parts)) if parts else ""
 
 
 class Progress:
@@ -98,7 +107,7 @@ class Progress:
         eta = duration(left / (answered / elapsed)) if answered else "?"
         refusals = f", {refused / sent:.0%} refused by the rate limit" if refused else ""
         return (f"econarena: {self.name}: {self.sessions_done()}/{self.sessions} sessions, {answered:,}/{self.calls:,} "
-                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight()}, ETA {eta}")
+                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight()}{waiting()}, ETA {eta}")
 
     def _loop(self) -> None:
         while not self.stop_event.wait(self.every_s):

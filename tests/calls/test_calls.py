@@ -67,7 +67,7 @@ def test_breaker_opens_after_consecutive_failures_and_fails_fast():
     first = call_all([(player, dead)] * 5, policy)
     assert all(isinstance(r, ConnectionError) for r in first) and dead.calls == 5, first
     later = call_all([(player, dead)] * 5, policy)
-    assert all(isinstance(r, SeatCallError) and "taken for down" in str(r) for r in later), later
+    assert all(isinstance(r, SeatCallError) and "presumed down" in str(r) for r in later), later
     assert dead.calls == 5  # nothing more reached the dead endpoint
     # another player's breaker is its own
     assert call_all([(object(), lambda: "fine")], policy) == ["fine"]
