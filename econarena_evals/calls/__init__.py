@@ -5,7 +5,7 @@ raise its errors and report what a server said; the run (``run``) drives it.
 
 Inside, from the bottom up: ``limits`` (what headers state) and ``errors`` (what a failed try
 means), ``policy``, ``slots`` (the cap, its queue, the workers), ``state`` (the one owner of the
-run's call state, ``RUN``, and its reset), ``seat_call`` (a call as a value), ``pace`` (pacing to
+run's call state, ``CALL_STATE``, and its reset), ``seat_call`` (a call as a value), ``pace`` (pacing to
 the limits a server states) and ``concurrency`` (the calls in flight it serves), ``lanes`` (one of
 each per endpoint, key and model), ``breaker``, ``retry`` (the retry loop), ``dispatch`` (``call_all``).
 """

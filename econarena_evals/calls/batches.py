@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 
 from .errors import RunStopped, SeatCallError, fatal, is_transient, status_of
 from .policy import CallPolicy
-from .state import RUN, stop_run
+from .state import CALL_STATE, stop_run
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
@@ -210,19 +210,19 @@ class Waves:
 
     def call(self, items: Sequence[tuple[BatchAPI, Line]]) -> list[Result]:
         """Put these calls in the current wave and wait for their results (never raises for a line)."""
-        if RUN.stopped.is_set():
-            return [RunStopped(RUN.stop_reason or "run stopped") for _ in items]
+        if CALL_STATE.stopped.is_set():
+            return [RunStopped(CALL_STATE.stop_reason or "run stopped") for _ in items]
         slots = [_Slot(api, line) for api, line in items]
         with self.cond:
             self.pending.extend(slots)
             self.queued += 1
             self._close_if_ready()
             while any(s.result is None for s in slots):
-                if RUN.stopped.is_set():
+                if CALL_STATE.stopped.is_set():
                     break
                 self._close_if_ready(lingered=True)
                 self.cond.wait(min(0.5, self.linger_s))
-        stopped = RunStopped(RUN.stop_reason or "run stopped")
+        stopped = RunStopped(CALL_STATE.stop_reason or "run stopped")
         return [s.result if s.result is not None else stopped for s in slots]
 
     def enter(self) -> None:
@@ -282,7 +282,7 @@ class Waves:
     def _send(self, slots: list[_Slot], number: int) -> None:
         api = slots[0].api
         todo = slots
-        while todo and not RUN.stopped.is_set():
+        while todo and not CALL_STATE.stopped.is_set():
             attached: dict[str, list[_Slot]] = {}
             fresh: list[_Slot] = []
             for slot in todo:
@@ -325,7 +325,7 @@ class Waves:
                 self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
                          f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
                 # a batch refused as a whole (an enqueued-token limit) is not sent straight back
-                if RUN.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
+                if CALL_STATE.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
                     break
         self._stopped(todo)
 
@@ -351,7 +351,7 @@ class Waves:
         while True:
             batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
                                  route=True)
-            if not isinstance(batch_id, BaseException) or RUN.stopped.is_set():
+            if not isinstance(batch_id, BaseException) or CALL_STATE.stopped.is_set():
                 break
             # the create may have reached the provider though its answer did not reach us: a batch
             # made of this file is used, never a second one paid for
@@ -359,7 +359,8 @@ class Waves:
             if found:
                 batch_id = found
                 break
-            if not is_transient(batch_id) or time.monotonic() >= until or RUN.stopped.wait(self.policy.backoff_cap_s):
+            if (not is_transient(batch_id) or time.monotonic() >= until
+                    or CALL_STATE.stopped.wait(self.policy.backoff_cap_s)):
                 break
         if isinstance(batch_id, BaseException):
             self._fail(group, batch_id)
@@ -403,7 +404,7 @@ class Waves:
                 self.say(f"econarena: batch {batch_id} has not ended {OVERDUE_S / 3600:g} h after it was sent, past "
                          f"the API's window: its {calls} call(s) go in a new batch")
                 return {}, LineFailed(f"batch {batch_id} did not end within {OVERDUE_S / 3600:g} h")
-            if RUN.stopped.wait(interval):
+            if CALL_STATE.stopped.wait(interval):
                 return None
             interval = min(self.poll_s, interval * 2)
         self.ended.add(batch_id)
@@ -464,7 +465,7 @@ class Waves:
                              "nothing is sent again)")
                 if time.monotonic() >= until:
                     return exc
-                if RUN.stopped.wait(self.policy.backoff(attempt, jitter)):
+                if CALL_STATE.stopped.wait(self.policy.backoff(attempt, jitter)):
                     return None
                 restart()
                 continue
@@ -499,11 +500,11 @@ class Waves:
                 if attempt == self.policy.max_attempts:
                     self.say(f"econarena: batch API: {what} failed {attempt} times ({type(exc).__name__}); asking "
                              "again with backoff")
-                if RUN.stopped.wait(self.policy.backoff(attempt, jitter)):
+                if CALL_STATE.stopped.wait(self.policy.backoff(attempt, jitter)):
                     return exc
 
     def _fail(self, group: list[_Slot], exc: BaseException) -> None:
-        if RUN.stopped.is_set():
+        if CALL_STATE.stopped.is_set():
             self._stopped(group)
             return
         for slot in group:
@@ -511,4 +512,4 @@ class Waves:
 
     def _stopped(self, group: Sequence[_Slot]) -> None:
         for slot in group:
-            self._settle(slot, RunStopped(RUN.stop_reason or "run stopped"))
+            self._settle(slot, RunStopped(CALL_STATE.stop_reason or "run stopped"))

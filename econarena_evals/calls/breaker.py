@@ -1,6 +1,6 @@
 """A circuit breaker per player: after ``breaker_threshold`` endpoint failures in a row its endpoint
 is presumed down, and its calls (waiting or queued) fail at once, one probe every
-``probe_interval_s`` excepted. The breakers of a run belong to the run state (``state.RUN.breakers``).
+``probe_interval_s`` excepted. The breakers of a run belong to the run state (``state.CALL_STATE.breakers``).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 
 from .errors import SeatCallError, described, is_endpoint_failure
 from .policy import CallPolicy
-from .state import RUN
+from .state import CALL_STATE
 
 
 class Breaker:
@@ -69,8 +69,9 @@ class Breaker:
 def breaker_for(player: object, policy: CallPolicy) -> Breaker:
     """The run's breaker for ``player``. Keyed by id(player), the player kept alive with it, so that
     its id cannot be reused by a new object that would inherit a stale breaker; players are few."""
-    with RUN.lock:
-        entry = RUN.breakers.get(id(player))
+    with CALL_STATE.lock:
+        entry = CALL_STATE.breakers.get(id(player))
         if entry is None:
-            entry = RUN.breakers[id(player)] = (player, Breaker(policy.breaker_threshold, policy.probe_interval_s))
+            breaker = Breaker(policy.breaker_threshold, policy.probe_interval_s)
+            entry = CALL_STATE.breakers[id(player)] = (player, breaker)
         return entry[1]

@@ -30,7 +30,7 @@ from .lanes import lane_for
 from .policy import CallPolicy
 from .retry import Call, attempts
 from .seat_call import SeatCall
-from .state import RUN
+from .state import CALL_STATE
 
 
 class Batch:
@@ -38,7 +38,7 @@ class Batch:
 
     def __init__(self, policy: CallPolicy) -> None:
         self.policy = policy
-        self.slots = RUN.slots  # the run's: a call that outlives its run frees a slot of its own run
+        self.slots = CALL_STATE.slots  # the run's: a call that outlives its run frees a slot of its own run
         self.cond = threading.Condition()
         self.calls: list[Call] = []
         self.remaining = 0
@@ -77,7 +77,7 @@ class Batch:
                 call.holds_slot = False  # the dispatcher hands this slot on itself
             self.settle(call, SeatCallError(refused))
             return False
-        RUN.workers.submit(partial(self.make, call))
+        CALL_STATE.workers.submit(partial(self.make, call))
         return True
 
     def make(self, call: Call) -> None:
@@ -117,8 +117,8 @@ def call_all(
     """
     if not calls:
         return []
-    if RUN.stopped.is_set():
-        return [RunStopped(RUN.stop_reason or "run stopped") for _ in calls]
+    if CALL_STATE.stopped.is_set():
+        return [RunStopped(CALL_STATE.stop_reason or "run stopped") for _ in calls]
     batch = Batch(policy)
     for k, (player, run) in enumerate(calls):
         # the breaker entry keeps the player alive, so its id names one player

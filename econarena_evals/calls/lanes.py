@@ -3,7 +3,7 @@
 A lane is what shares a rate limit: its pace to the limits the server states and the waits it asks
 for (``pace.Pace``) and its concurrency limit with the order of its calls in flight
 (``concurrency.Concurrency``), under one lock, where the calls of the lane wait their turn
-(``acquire``). The lanes of a run belong to the run state (``state.RUN.lanes``).
+(``acquire``). The lanes of a run belong to the run state (``state.CALL_STATE.lanes``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any, Callable, Hashable, Mapping, Optional
 from .concurrency import Concurrency, Ticket
 from .limits import stated_limits
 from .pace import Pace, model_of
-from .state import RUN
+from .state import CALL_STATE
 
 
 class Lane:
@@ -28,14 +28,14 @@ class Lane:
         self.concurrency = Concurrency(self._cut)
         self.waiters = 0  # calls waiting in ``acquire``: a freed place wakes one of them, not all
 
-    # what the progress line counts (``state.RUN``)
+    # what the progress line counts (``state.CALL_STATE``)
     sent = property(lambda self: self.concurrency.sent)
     answered = property(lambda self: self.concurrency.answered)
     in_flight = property(lambda self: self.concurrency.in_flight)
     refusals = property(lambda self: self.pace.refusals)
 
     def _cut(self) -> None:
-        RUN.served[self.key] = self  # its concurrency limit was cut: the progress line tells its pace
+        CALL_STATE.served[self.key] = self  # its concurrency limit was cut: the progress line tells its pace
 
     def wake(self) -> None:
         with self.cond:
@@ -50,7 +50,7 @@ class Lane:
         pace, flow = self.pace, self.concurrency
         with self.cond:
             while True:
-                if RUN.stopped.is_set() or cancelled():
+                if CALL_STATE.stopped.is_set() or cancelled():
                     self._pass_on()
                     return False
                 now = time.monotonic()
@@ -143,10 +143,10 @@ class Lane:
 
 def lane_for(key: Hashable) -> Lane:
     """The run's lane for ``key``, made at its first call."""
-    lanes = RUN.lanes
+    lanes = CALL_STATE.lanes
     lane = lanes.get(key)
     if lane is None:
-        with RUN.lock:
+        with CALL_STATE.lock:
             lane = lanes.get(key)
             if lane is None:
                 lane = lanes[key] = Lane(key)
@@ -156,7 +156,7 @@ def lane_for(key: Hashable) -> Lane:
 def concurrency_in_use() -> list[tuple[str, int, float]]:
     """(lane's model, calls in flight, its concurrency limit) of every lane that has sent anything;
     the limit is inf where the lane is not cut (paced by stated limits, or serving all it gets)."""
-    lanes = [(lane.key, lane.concurrency) for lane in list(RUN.lanes.values()) if lane.concurrency.sent]
+    lanes = [(lane.key, lane.concurrency) for lane in list(CALL_STATE.lanes.values()) if lane.concurrency.sent]
     return [(model_of(key), flow.in_flight, flow.limit if flow.cut_at_sent is not None else math.inf)
             for key, flow in lanes]
 
@@ -167,7 +167,7 @@ def waits() -> list[tuple[str, str, float]]:
     progress line, which would otherwise show a run at 0 calls/min that seems stuck."""
     now = time.monotonic()
     out = []
-    for lane in list(RUN.lanes.values()):
+    for lane in list(CALL_STATE.lanes.values()):
         pace = lane.pace
         if pace.overloads:
             out.append((model_of(lane.key), "overloaded (503/529)", now - pace.last_answer))

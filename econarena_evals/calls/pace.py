@@ -19,7 +19,7 @@ from typing import Hashable, Optional
 
 from .limits import Stated
 from .policy import CallPolicy
-from .state import RUN
+from .state import CALL_STATE
 
 # Pace at this share of a limit the server states: its buckets refill continuously, ours must not
 # run into them from a slightly different clock or token count.
@@ -92,7 +92,7 @@ class Pace:
                 self.tat_tokens = now + self.sent_tokens * 60.0 / (self.tpm * self.share)
         for reset_s, source in used_up:  # an exhausted allowance: wait for its reset
             self.paused_until = max(self.paused_until, now + self._bounded(reset_s, source))
-        RUN.limits[self.key] = (self.rpm, self.tpm)
+        CALL_STATE.limits[self.key] = (self.rpm, self.tpm)
 
     def answered(self, now: float) -> None:
         self.overloads = 0

@@ -29,7 +29,7 @@ from .errors import (
 )
 from .lanes import Lane
 from .policy import CallPolicy
-from .state import RUN, stop_run
+from .state import CALL_STATE, stop_run
 
 # A try that failed while its lane answered other calls (a flaky endpoint that lives: a gateway's
 # share of 500s) costs 1/LIVE_SHARE of a try, so such a call gets LIVE_SHARE times max_attempts
@@ -66,7 +66,9 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
     while True:
         ticket = lane.acquire(call.cost, lambda: call.cancelled, policy.call_timeout_s)
         if not ticket:
-            return RunStopped(RUN.stop_reason or "run stopped") if RUN.stopped.is_set() else SeatCallError(
+            if CALL_STATE.stopped.is_set():
+                return RunStopped(CALL_STATE.stop_reason or "run stopped")
+            return SeatCallError(
                 f"no answer within call_timeout_s={policy.call_timeout_s:g}s: the endpoint answered none of the "
                 "calls sent before this one" if ticket is None else "stopped waiting for the rate limit's pace")
         sent_at = time.monotonic()
@@ -123,5 +125,5 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
         clock = turn if turn is not None else max(sent_at, lane.concurrency.heard_at)
         if now + pause >= clock + policy.call_timeout_s:
             return result  # the next try could not finish in time: fail now and free the slot
-        if RUN.stopped.wait(pause) or call.cancelled:
+        if CALL_STATE.stopped.wait(pause) or call.cancelled:
             return result

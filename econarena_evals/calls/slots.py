@@ -3,7 +3,7 @@
 The only module that starts threads. A call that waits for a slot of
 the cap (``max_concurrency``) waits in the queue and holds nothing: no slot, no thread. Slots are
 handed out in order as calls end, so the wait is bounded by the calls ahead of it, each of which is
-bounded in turn. The run state (``state.RUN``) owns one ``Slots`` and one ``Workers``.
+bounded in turn. The run state (``state.CALL_STATE``) owns one ``Slots`` and one ``Workers``.
 """
 from __future__ import annotations
 

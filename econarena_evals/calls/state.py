@@ -1,7 +1,7 @@
 """The state of the run's calls, in one owner: why the run stopped (if it did), the lanes,
 the players' breakers, the cap on calls in flight with its queue, and the worker threads.
 
-``RUN`` is the one instance for the process; ``RUN.reset()`` (``eval.run``, at the start of each
+``CALL_STATE`` is the one instance for the process; ``CALL_STATE.reset()`` (``eval.run``, at the start of each
 run) starts the next run in the same process with none of the last one's state: not stopped, no
 lane, no breaker, an empty queue. The worker threads are kept: they hold nothing of a run.
 A call still out from the run before keeps the lane, breaker and slots it started with, so its
@@ -67,7 +67,7 @@ class CallState:
         return sum(lane.in_flight for lane in list(self.lanes.values()))
 
 
-RUN = CallState()
+CALL_STATE = CallState()
 
 
 def stop_run(reason: str, word: str = "stopped") -> None:
@@ -75,7 +75,7 @@ def stop_run(reason: str, word: str = "stopped") -> None:
     ``word`` names the cause in one word for the log (``econarena_stop``) and the summary. The
     reason may quote the server (``Server said: no such path /v1/...?key=...``): masked here, once,
     for every place that prints or records it."""
-    RUN.stop(redact_text(reason), word)
+    CALL_STATE.stop(redact_text(reason), word)
 
 
 def wait_in_flight(timeout_s: float) -> int:
@@ -84,7 +84,7 @@ def wait_in_flight(timeout_s: float) -> int:
     kept in the log, a resume need not pay for it again."""
     deadline = time.monotonic() + timeout_s
     while True:
-        out = RUN.in_flight()
+        out = CALL_STATE.in_flight()
         if out <= 0 or time.monotonic() >= deadline:
             return max(0, out)
         time.sleep(0.01)

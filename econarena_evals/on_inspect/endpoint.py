@@ -22,7 +22,7 @@ from ..calls import seat_call
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, RunStopped
 from ..calls.policy import CallPolicy, request_timeout
-from ..calls.state import RUN
+from ..calls.state import CALL_STATE
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Threads that wait for calls: as many as the call engine lets be in flight (its cap), so the
@@ -85,9 +85,9 @@ class Endpoint:
         call = seat_call.SeatCall(tag={}, prompt=body, kwargs={}, send=self._try, answered=lambda _call, reply: reply)
         result = call_all([(self, call)], self.policy, [self.lane], [cost])[0]
         if isinstance(result, BaseException):
-            if RUN.stop_reason:
+            if CALL_STATE.stop_reason:
                 self._say_stop()
-                raise RunStopped(RUN.stop_reason) from (None if isinstance(result, RunStopped) else result)
+                raise RunStopped(CALL_STATE.stop_reason) from (None if isinstance(result, RunStopped) else result)
             raise result
         return result
 
@@ -100,5 +100,5 @@ class Endpoint:
             if cls._stop_said:
                 return
             cls._stop_said = True
-        print(f"econarena: stopped: {RUN.stop_reason}; `inspect eval-retry LOG` plays what is missing",
+        print(f"econarena: stopped: {CALL_STATE.stop_reason}; `inspect eval-retry LOG` plays what is missing",
               file=sys.stderr, flush=True)

@@ -23,7 +23,7 @@ from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, described
 from ..calls.seat_call import SeatCall
 from ..calls.seat_call import current as current_seat_call
-from ..calls.state import RUN
+from ..calls.state import CALL_STATE
 from ..core.answers import parse_choice, what_scores
 from ..core.closest import with_closest
 from ..core.outcome import RunOutcome
@@ -143,7 +143,7 @@ class EconArena(evals.Eval):
     # ---- the shell around the pure core ----
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
-        RUN.reset()  # a run before this one in the same process (in-process use) does not stop this one
+        CALL_STATE.reset()  # a run before this one in the same process (in-process use) does not stop this one
         # Every event: tagged with its seat call, its usage made flat, stored as it can be written
         # (in that order). A log that cannot be written stops the run (exit 4), not a traceback.
         wrap(recorder, [tag_seat_call, flat_usage, storable_event], unrecordable, disk.on_write_error(recorder),

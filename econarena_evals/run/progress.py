@@ -15,7 +15,7 @@ import time
 from typing import Callable, Optional, TextIO
 
 from ..calls.lanes import concurrency_in_use, waits
-from ..calls.state import RUN
+from ..calls.state import CALL_STATE
 from ..integration.progress_bar import LineWriter, write_line
 
 INTERVAL_ENV = "ECONARENA_PROGRESS_S"
@@ -83,7 +83,8 @@ class Progress:
         self.writer: Optional[LineWriter] = None
         self.stop_event = threading.Event()
         self.start_t = time.monotonic()
-        self.start_answered, self.start_sent, self.start_refused = RUN.answered, RUN.sent, RUN.refused
+        calls = CALL_STATE
+        self.start_answered, self.start_sent, self.start_refused = calls.answered, calls.sent, calls.refused
         self.told_limits = False
         self.drawn = False
         self.thread = threading.Thread(target=self._loop, daemon=True, name="econarena-progress")
@@ -100,8 +101,8 @@ class Progress:
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start_t)
-        answered = RUN.answered - self.start_answered + self.answered_by_batch()
-        sent, refused = RUN.sent - self.start_sent, RUN.refused - self.start_refused
+        answered = CALL_STATE.answered - self.start_answered + self.answered_by_batch()
+        sent, refused = CALL_STATE.sent - self.start_sent, CALL_STATE.refused - self.start_refused
         per_min = answered / elapsed * 60
         left = max(0, self.calls - answered)
         eta = duration(left / (answered / elapsed)) if answered else "?"
@@ -111,13 +112,13 @@ class Progress:
 
     def _loop(self) -> None:
         while not self.stop_event.wait(self.every_s):
-            if not self.told_limits and RUN.limits:
-                rpm, tpm = next(iter(RUN.limits.values()))
+            if not self.told_limits and CALL_STATE.limits:
+                rpm, tpm = next(iter(CALL_STATE.limits.values()))
                 said = self.limits_line(rpm or 0.0, tpm or 0.0)
                 if said:
                     self._print(said, newline=True)
                 self.told_limits = True
-            pace = next(iter(RUN.served.values())).served() if RUN.served and not self.told_pace else None
+            pace = next(iter(CALL_STATE.served.values())).served() if CALL_STATE.served and not self.told_pace else None
             if pace is not None and self.pace_line is not None:
                 said = self.pace_line(*pace, time.monotonic() - self.start_t)
                 if said:

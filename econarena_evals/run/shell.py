@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ..calls.state import RUN, stop_run, wait_in_flight
+from ..calls.state import CALL_STATE, stop_run, wait_in_flight
 from ..core.redact import redact_text
 from ..integration import status as exit_status
 from ..integration.progress_bar import bar_unless_asked, write_line
@@ -189,16 +189,17 @@ class Shell:
 
     def ended(self, sessions: int, errored: int) -> None:
         """The run's last lines and exit status, once every session was handed back."""
-        if RUN.stop_reason:
-            self.record_stop(RUN.stop_word or "stopped", RUN.stop_reason)
+        if CALL_STATE.stop_reason:
+            self.record_stop(CALL_STATE.stop_word or "stopped", CALL_STATE.stop_reason)
             self._say_running_batches()
         if errored:
-            hint_at_exit(self.recorder, f"stopped: {RUN.stop_reason}." if RUN.stop_reason
+            hint_at_exit(self.recorder, f"stopped: {CALL_STATE.stop_reason}." if CALL_STATE.stop_reason
                          else f"{errored} session(s) errored.", self.counts.kept)
-            exit_status.fail(exit_status.STOPPED if RUN.stop_reason else exit_status.ERRORED)
-        if RUN.stop_reason and not errored and not disk.failed(self.recorder):  # else said with the resume command, or by disk.on_write_error
-            print(f"econarena: stopped: {RUN.stop_reason}", file=sys.stderr)
-        if self.errors and not RUN.stop_reason:  # a stop is said in its own one line, with the resume
+            exit_status.fail(exit_status.STOPPED if CALL_STATE.stop_reason else exit_status.ERRORED)
+        # else said with the resume command, or by disk.on_write_error
+        if CALL_STATE.stop_reason and not errored and not disk.failed(self.recorder):
+            print(f"econarena: stopped: {CALL_STATE.stop_reason}", file=sys.stderr)
+        if self.errors and not CALL_STATE.stop_reason:  # a stop is said in its own one line, with the resume
             # Loud on purpose: an errored session is left out of the means, and a report with fewer
             # sessions than asked for must not pass for a clean one.
             first = min(self.errors)

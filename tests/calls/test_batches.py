@@ -15,7 +15,7 @@ import pytest
 from econarena_evals.calls import batches
 from econarena_evals.calls.batches import Answer, Line, LineFailed, Status, Waves, chunks, read_results
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import RUN, stop_run
+from econarena_evals.calls.state import CALL_STATE, stop_run
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -78,9 +78,9 @@ class MemoryAPI:
 
 @pytest.fixture(autouse=True)
 def fresh_run():
-    RUN.reset()
+    CALL_STATE.reset()
     yield
-    RUN.reset()
+    CALL_STATE.reset()
 
 
 def waves(sessions: int, records: list, **kw: Any) -> Waves:

@@ -8,7 +8,7 @@ from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import SeatCallError
 from econarena_evals.calls.lanes import lane_for
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import RUN
+from econarena_evals.calls.state import CALL_STATE
 
 from openai_server import FifoSlots
 
@@ -219,7 +219,7 @@ def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
     # the lane sent the rest a call or two ahead of the one decoding, probing for one more now and
     # then (without the limit: every call of the batch held at once).
     assert max(server.held_late) <= 6, server.held_late
-    assert RUN.served[lane] is lane_for(lane)
+    assert CALL_STATE.served[lane] is lane_for(lane)
     # a one-slot server decoding 0.04 s a call serves at most 25 a second, whatever the machine's load
     # (how many it serves at once, about one, is estimated from latencies a busy machine inflates:
     # bench/, not here)

@@ -30,7 +30,7 @@ from econarena_evals.calls.errors import (
 from econarena_evals.calls.lanes import Lane
 from econarena_evals.calls.limits import seconds_until, stated_limits
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import RUN
+from econarena_evals.calls.state import CALL_STATE
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 
@@ -57,9 +57,9 @@ EXHAUSTED = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
 
 @pytest.fixture(autouse=True)
 def fresh_run():
-    RUN.reset()
+    CALL_STATE.reset()
     yield
-    RUN.reset()
+    CALL_STATE.reset()
 
 
 def test_anthropic_s_529_is_an_overload_never_a_quota_a_rate_limit_or_a_down_endpoint():
@@ -78,7 +78,7 @@ def test_a_529_is_waited_out_and_the_call_answers_without_spending_a_try():
         return "ok"
 
     assert call_all([(object(), call)], CallPolicy(max_attempts=1, **FAST)) == ["ok"] and len(tries) == 3
-    assert RUN.stop_reason is None
+    assert CALL_STATE.stop_reason is None
 
 
 def test_anthropic_s_spend_limit_and_billing_stop_the_run_as_a_quota():
@@ -125,7 +125,7 @@ def test_anthropic_s_headers_set_the_lane_s_pace_and_pause_it_when_used_up():
     assert least_left <= used_up[0][0] <= most_left  # what is left until the stated reset
     lane = Lane(("https://api.anthropic.com/v1/", "keyhash", "claude-sonnet-4-5"))
     lane.learn(headers)
-    assert (lane.pace.rpm, lane.pace.tpm) == (50, 8000) and RUN.limits[lane.key] == (50, 8000)
+    assert (lane.pace.rpm, lane.pace.tpm) == (50, 8000) and CALL_STATE.limits[lane.key] == (50, 8000)
     # paused until the stated reset: what is left of the pause is what is left until the reset
     pause_left, reset_left = lane.pace.paused_until - time.monotonic(), reset_at - time.time()
     assert abs(pause_left - reset_left) < 1.0

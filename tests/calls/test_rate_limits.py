@@ -24,7 +24,7 @@ from econarena_evals.calls.lanes import Lane, lane_for
 from econarena_evals.calls.limits import parse_duration
 from econarena_evals.calls.pace import MAX_SERVER_WAIT_S, PACE_SHARE
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import RUN
+from econarena_evals.calls.state import CALL_STATE
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
@@ -40,9 +40,9 @@ def status_error(status: int, code: str, message: str = "", headers=None):
 
 @pytest.fixture(autouse=True)
 def fresh_run():
-    RUN.reset()
+    CALL_STATE.reset()
     yield
-    RUN.reset()
+    CALL_STATE.reset()
 
 
 @pytest.mark.parametrize("text,seconds", [("1s", 1.0), ("6m0s", 360.0), ("250ms", 0.25), ("1h2m3.5s", 3723.5),
@@ -87,7 +87,7 @@ def test_rate_limited_tries_are_waited_out_and_do_not_count_as_attempts():
 
     # one attempt allowed, a breaker that would open at 2 failures: neither is touched by rate limits
     assert call_all([(object(), call)], CallPolicy(max_attempts=1, breaker_threshold=2, **FAST)) == ["ok"]
-    assert RUN.refused == 5 and RUN.answered == 1 and RUN.stop_reason is None
+    assert CALL_STATE.refused == 5 and CALL_STATE.answered == 1 and CALL_STATE.stop_reason is None
 
 
 def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
@@ -102,14 +102,14 @@ def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
     assert len(sent) == 1  # the first refusal stopped the nine queued behind it
     assert isinstance(results[0], openai.AuthenticationError)
     assert all(isinstance(r, RunStopped) for r in results[1:])
-    assert "401" in RUN.stop_reason
+    assert "401" in CALL_STATE.stop_reason
     assert all(isinstance(r, RunStopped) for r in call_all([(object(), lambda: "ok")], policy))
 
 
 def test_a_lane_paces_to_the_limits_an_answer_states():
     lane = Lane("test")
     lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"})
-    assert (lane.pace.rpm, lane.pace.tpm) == (600, 60000) and RUN.limits["test"] == (600, 60000)
+    assert (lane.pace.rpm, lane.pace.tpm) == (600, 60000) and CALL_STATE.limits["test"] == (600, 60000)
     start = lane.pace.tat_requests
     for _ in range(3):
         assert lane.acquire(100, lambda: False)
@@ -130,11 +130,11 @@ def test_a_seat_call_s_lane_hears_the_limits_its_answer_states():
 
     call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send, answered=lambda _call, reply: reply)
     assert call_all([(object(), call)], CallPolicy(**FAST), ["heard"]) == ["ok"]
-    assert call.lane is lane_for("heard") and RUN.limits["heard"] == (600, 60000)
+    assert call.lane is lane_for("heard") and CALL_STATE.limits["heard"] == (600, 60000)
     seat_call.heard(stated)  # no seat call here: nothing learns it
     plain = call_all([(object(), lambda: seat_call.heard(stated) or "plain")], CallPolicy(**FAST), ["plain"])
     assert plain == ["plain"]
-    assert list(RUN.limits) == ["heard"] and lane_for("plain").pace.rpm is None
+    assert list(CALL_STATE.limits) == ["heard"] and lane_for("plain").pace.rpm is None
 
 
 def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
@@ -151,7 +151,7 @@ def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
 def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
     lane = Lane("paused")
     lane.pace.paused_until = float("inf")
-    RUN.stop("test")
+    CALL_STATE.stop("test")
     assert lane.acquire(1, lambda: False) is False
 
 

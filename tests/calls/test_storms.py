@@ -21,7 +21,7 @@ from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import fatal, is_endpoint_failure, is_overloaded, is_rate_limited, is_transient
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.retry import LIVE_SHARE
-from econarena_evals.calls.state import RUN
+from econarena_evals.calls.state import CALL_STATE
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 
@@ -34,9 +34,9 @@ FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
 @pytest.fixture(autouse=True)
 def fresh_run():
-    RUN.reset()
+    CALL_STATE.reset()
     yield
-    RUN.reset()
+    CALL_STATE.reset()
 
 
 @pytest.mark.parametrize("shape", sorted(OVERLOAD_BODIES))
@@ -60,8 +60,8 @@ def test_an_overload_is_waited_out_without_costing_a_try():
 
     # one try per call: three overloads before the answer cost none of it
     assert call_all([(object(), call)], CallPolicy(max_attempts=1, **FAST)) == ["ok"] and len(tries) == 4
-    assert RUN.stop_reason is None
-    [lane] = RUN.lanes.values()
+    assert CALL_STATE.stop_reason is None
+    [lane] = CALL_STATE.lanes.values()
     assert lane.pace.overloads == 0  # the answer ended the overload: the lane sends freely again
 
 
@@ -86,7 +86,7 @@ def test_while_overloaded_the_lane_sends_one_probe_at_a_time():
 
     player = object()
     results = call_all([(player, call) for _ in range(40)], CallPolicy(max_attempts=1, backoff_base_s=0.05))
-    assert results == ["ok"] * 40 and RUN.stop_reason is None
+    assert results == ["ok"] * 40 and CALL_STATE.stop_reason is None
     # the opening burst (the lane's slow start: 8) is refused once each; then one probe per pause
     assert sent_during[0] <= 8 + 12, sent_during[0]
 
@@ -102,8 +102,8 @@ def test_an_overload_that_never_ends_stops_the_run_after_the_patience():
         return call()
 
     results = call_all([(object(), counted)], CallPolicy(rate_limit_patience_s=0.5, backoff_base_s=0.05))
-    assert isinstance(results[0], openai.InternalServerError) and RUN.stop_word == "overloaded"
-    assert "rate_limit_patience_s=0.5" in RUN.stop_reason and "resume" in RUN.stop_reason
+    assert isinstance(results[0], openai.InternalServerError) and CALL_STATE.stop_word == "overloaded"
+    assert "rate_limit_patience_s=0.5" in CALL_STATE.stop_reason and "resume" in CALL_STATE.stop_reason
     assert len(tries) > 1  # probed again, not given up at the first overload (the time is bench/storms.py's)
 
 
@@ -134,7 +134,7 @@ def test_a_call_that_fails_while_its_lane_answers_others_gets_more_tries_but_end
     assert isinstance(results[0], openai.InternalServerError) and results[1:] == ["ok"] * 300
     assert 3 < len(tries) <= 3 * LIVE_SHARE
     tries.clear()
-    RUN.reset()
+    CALL_STATE.reset()
     [result] = call_all([(object(), doomed)], policy)
     assert isinstance(result, openai.InternalServerError) and len(tries) == 3
 
