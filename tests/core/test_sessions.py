@@ -49,7 +49,7 @@ def test_auction_values_follow_the_reconstructed_distribution():
 def test_samples_are_checked_against_the_cell():
     cell = make_cell({"game": "beauty", "c_bar_min": 10, "c_bar_max": 100})
     assert session_from_sample({"session": 1, "c_bar": 50}, cell).drawn.c_bar == 50
-    with pytest.raises(ValueError, match="regenerate"):
+    with pytest.raises(ValueError, match="drawn for other args; draw one for these"):
         session_from_sample({"session": 1, "c_bar": 100}, cell)
     with pytest.raises(ValueError, match="values"):
         session_from_sample({"session": 1, "values": [[1] * 5] * 3}, make_cell({"game": "auction"}))
