@@ -490,3 +490,20 @@ def test_a_redirect_to_another_host_is_not_followed_and_no_header_goes_there(tmp
     read = read_log(log)
     assert read.calls == 0 and all(s["errored"] for s in read.sessions)  # no reply of that host was scored
     assert "secret-header-value" not in proc.stderr + log.read_text()
+
+
+def test_a_run_resumed_on_a_fixed_endpoint_takes_the_place_of_the_errored_one(srv, env, tmp_path):
+    """A dead endpoint errors every session; the resume with the endpoint fixed finishes them. The
+    endpoint names the player, so the two logs are columns apart: the report must still use the
+    resumed run in the errored one's place, or --strict fails after the work was done."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    dead, fixed = logs / "dead.jsonl", logs / "fixed.jsonl"
+    run_cli(oaieval(dead, "--extra_eval_params", "max_attempts=1,breaker_threshold=2"),
+            env | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, returncode=3)
+    assert read_log(dead).resumed_from is None
+    run_cli(oaieval(fixed, "--extra_eval_params", f"resume_from={dead}"), env)
+    assert read_log(fixed).resumed_from == str(dead.resolve())
+    summary = run_cli([cli("econarena-summary"), "--strict", str(logs)], env)  # exit 0: nothing errored is shown
+    assert "127.0.0.1:9" not in summary.stdout.split("\n\n")[0], summary.stdout
+    assert f"a finished run resumed from it, and its log is used: {fixed}" in summary.stdout + summary.stderr

@@ -61,6 +61,7 @@ class EvalLog:
     # the part of ``usage`` a resumed run kept from the log it resumed from (sent and paid by that run)
     kept_usage: dict[str, dict[str, int]] = field(default_factory=dict)
     plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
+    resumed_from: Optional[str] = None  # the log this run resumed from (its plan event says), if any
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
     # batch mode: the batches the run sent or re-attached to (paid for, even with no answer in the log yet)
     batches: list[str] = field(default_factory=list)
@@ -367,7 +368,7 @@ USAGE_KEYS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "complet
 BATCH_USAGE = ("batch_calls", "batch_prompt_tokens", "batch_completion_tokens")
 USAGE_FIELDS = ("calls", "reported", "reasoning") + tuple(name for name, _ in USAGE_KEYS) + BATCH_USAGE
 PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_reserved": int, "kept": int,
-              "counted": str}
+              "counted": str, RESUMED_FROM: str}
 
 
 def add_usage(usage: dict[str, dict[str, int]], data: Mapping[str, Any]) -> None:
@@ -474,6 +475,7 @@ def read_log(path: Path) -> EvalLog:
                 reading.note(f"line {lineno}: {kind} event skipped: {why}")
             else:
                 log.plan = data
+                log.resumed_from = data.get(RESUMED_FROM)
         elif kind == BATCH_EVENT and isinstance(data, dict):
             if data.get("status") in ("submitted", "attached") and isinstance(data.get("batch_id"), str):
                 if data["batch_id"] not in log.batches:

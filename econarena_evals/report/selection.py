@@ -101,6 +101,13 @@ def _measured(log: EvalLog) -> bool:
     return any(not s.get("errored") for s in log.sessions)
 
 
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved matches only itself
+        return path
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -117,6 +124,7 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
     notes: list[dict[str, str]] = []
     by_condition: dict[Condition, list[EvalLog]] = {}
     who: dict[str, str] = {}  # file -> the player it evaluates (``player_of``)
+    candidates: list[EvalLog] = []  # EconArena logs with something in them
     files = list(find_logs(paths))
     sizes = [_size(p) for p in files]
     if progress is not None:
@@ -135,6 +143,18 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
         elif not log.sessions and not log.calls and not log.batches and log.stop is None:
             live = "; a live run is still writing it" if status_of(log) == RUNNING else ""
             notes.append({"file": str(path), "status": "skipped", "why": f"no seat call answered in the log{live}"})
+        else:
+            candidates.append(log)
+    # A log a finished run resumed from is that run's: its finished sessions are in it. Used in its
+    # place even where the two are columns apart (the endpoint, which names a player, fixed before
+    # the resume), so a resume that finished the work clears what the first run left errored.
+    resumed_by = {_resolved(log.resumed_from): log for log in candidates
+                  if log.resumed_from and log.final_report is not None}
+    for log in candidates:
+        by = resumed_by.get(_resolved(str(log.path)))
+        if by is not None and by is not log:
+            notes.append({"file": str(log.path), "status": "superseded",
+                          "why": f"a finished run resumed from it, and its log is used: {by.path}"})
         else:
             by_condition.setdefault(condition_of(log.spec, log.settings or None), []).append(log)
 

@@ -20,7 +20,7 @@ from ..integration import status as exit_status
 from ..integration.progress_bar import bar_unless_asked, write_line
 from ..integration.recorder import durable
 from ..integration.threads import threads_for
-from ..log.format import PLAN_EVENT, STOP_EVENT
+from ..log.format import PLAN_EVENT, RESUMED_FROM, STOP_EVENT
 from . import disk, signals
 from .plan import ANSWERS_FOR_EXPECTED, Estimate, expected_from_answers
 from .progress import Progress, duration
@@ -64,6 +64,7 @@ class Shell:
     def __init__(self, name: str, cell: str, recorder: Any, resume_from: Optional[str]) -> None:
         self.name, self.cell, self.recorder, self.resume_from = name, cell, recorder, resume_from
         self.counts = Counts()
+        self.resumed_from: Optional[str] = None  # the log file the run resumes from (``resuming``)
         self.errors: list[tuple[int, str]] = []  # (session, error) of errored sessions; list.append is thread-safe
         self.sessions_done = 0  # read by the progress line
         self.bar: Any = None  # while evals' own progress bar shows, how to print a line above it
@@ -74,6 +75,7 @@ class Shell:
 
     def resuming(self, source: str, forged: Sequence[str], handed_out: int, to_play: int, replayed: int,
                  kept_runs: int, kept_calls: int) -> None:
+        self.resumed_from = source
         if forged:  # named, and never carried: the copies hold what the runs score
             print(f"econarena: resume_from={self.resume_from}: the logged figures of {len(forged)} finished "
                   f"session(s) ({', '.join(forged[:5])}{', ...' if len(forged) > 5 else ''}) are not "
@@ -89,7 +91,10 @@ class Shell:
         was foreseen); the progress lines of the play to come."""
         also = f" (and {builtin_calls:,} of built-in players, which send no request)" if builtin_calls else ""
         print(f"econarena: plan: {self.name}: {estimate.line()}{also}", file=sys.stderr, flush=True)
-        self.recorder.record_event(PLAN_EVENT, asdict(estimate), sample_id=PLAN_EVENT)
+        # a resumed run names the log it resumed from: the report uses this one in its place, even
+        # where the two differ in what names a player (the endpoint fixed before the resume)
+        resumed = {RESUMED_FROM: self.resumed_from} if self.resumed_from else {}
+        self.recorder.record_event(PLAN_EVENT, {**asdict(estimate), **resumed}, sample_id=PLAN_EVENT)
 
         def limits_line(rpm: float, tpm: float) -> Optional[str]:
             minutes = estimate.minutes_at(rpm, tpm)
