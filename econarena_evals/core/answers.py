@@ -27,6 +27,20 @@ _NUMBER = re.compile(r"[ \t]*[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0
 _DECODER = json.JSONDecoder(strict=False)
 
 
+def _past_int_digits(digits: str) -> float:
+    """An integer literal longer than Python's int() reads (4,300 digits): a number, far out of range."""
+    try:
+        return int(digits)
+    except ValueError:
+        return -math.inf if digits.startswith("-") else math.inf
+
+
+# For the rule-break kinds only: an object the decoder above refuses for an integer too long to read
+# is still an answer with a number (out of range), not "no JSON object". The score reads neither.
+_LENIENT = json.JSONDecoder(strict=False, parse_int=_past_int_digits)
+_LONG_DIGITS = re.compile(r"[0-9]{4300}")
+
+
 def strip_reasoning(text: str) -> str:
     """Drop ``<think>...</think>`` blocks with their contents.
 
@@ -45,7 +59,7 @@ def strip_reasoning(text: str) -> str:
     return text
 
 
-def top_level_objects(text: str) -> list[dict[str, Any]]:
+def top_level_objects(text: str, decoder: json.JSONDecoder = _DECODER) -> list[dict[str, Any]]:
     """The JSON objects in ``text`` that are not nested in another one, left to right."""
     objects: list[dict[str, Any]] = []
     pos, failures = 0, 0
@@ -54,7 +68,7 @@ def top_level_objects(text: str) -> list[dict[str, Any]]:
         if start < 0:
             break
         try:
-            value, end = _DECODER.raw_decode(text, start)
+            value, end = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):
             failures += 1
             pos = start + 1
@@ -79,7 +93,7 @@ def number_of(value: Any) -> Optional[float]:
     return None
 
 
-def answer_object(text: Any) -> Optional[dict[str, Any]]:
+def answer_object(text: Any, decoder: json.JSONDecoder = _DECODER) -> Optional[dict[str, Any]]:
     """The last top-level JSON object with a ``choice`` key, the one that decides (contract §5)."""
     if not isinstance(text, str):
         return None
@@ -88,7 +102,7 @@ def answer_object(text: Any) -> Optional[dict[str, Any]]:
         text = _FENCE.sub("", text)
     if len(text) > MAX_ANSWER_CHARS:
         return None
-    for obj in reversed(top_level_objects(text)):
+    for obj in reversed(top_level_objects(text, decoder)):
         if "choice" in obj:
             return obj
     return None
@@ -128,7 +142,8 @@ def rule_break_kind(reply: Any, lo: float, hi: float, finish_reason: Optional[st
     does not is "cut off at token limit" whatever else is wrong with it. No reply at all (the call
     failed, or an empty text) is "no answer or error"; no object with ``choice`` (or an answer over
     ``MAX_ANSWER_CHARS``) is "no JSON object"; a boolean, non-numeric, NaN or infinite choice is
-    "not a number"; a finite number outside [lo, hi] is "out of range".
+    "not a number"; a finite number outside [lo, hi] is "out of range", and so is an integer too
+    long for a float or for Python to read (it is a number, however large).
     """
     if not isinstance(reply, str) or not reply.strip():
         return NO_ANSWER
@@ -139,7 +154,10 @@ def rule_break_kind(reply: Any, lo: float, hi: float, finish_reason: Optional[st
     if finish_reason == "length":
         return CUT_OFF
     if obj is None:
+        if _LONG_DIGITS.search(reply) and answer_object(reply, _LENIENT) is not None:
+            return OUT_OF_RANGE  # a well-formed answer whose integer is too long to read
         return NO_JSON
-    if choice is None or not math.isfinite(choice):
+    huge_int = isinstance(obj["choice"], int) and not isinstance(obj["choice"], bool)
+    if choice is None or math.isnan(choice) or (math.isinf(choice) and not huge_int):
         return NOT_A_NUMBER
     return OUT_OF_RANGE

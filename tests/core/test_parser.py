@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econarena_evals.core.answers import MAX_ANSWER_CHARS, parse_choice
+from econarena_evals.core.answers import MAX_ANSWER_CHARS, parse_choice, rule_break_kind
 
 CASES = [
     ("plain JSON", '{"understanding": "u", "choice": 12.5, "reason": "r"}', 12.5),
@@ -131,3 +131,18 @@ def test_rule_break_kind_agrees_with_the_eval_on_validity(text, finish):
     x = parse_choice(text)
     valid = x is not None and math.isfinite(x) and 0 <= x <= 40
     assert (rule_break_kind(text, 0, 40, finish) is None) == valid
+
+
+@pytest.mark.parametrize("digits", [29, 4000, 5000])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_number_however_long_is_out_of_range_never_no_json_or_not_a_number(digits, sign):
+    """A real model wrote 16 digits; one that writes thousands still answered with a number. Past
+    4,300 digits Python's int() refuses the literal and json with it: the answer is still one kind."""
+    reply = '{"understanding": "x", "choice": ' + sign + "9" * digits + ', "reason": "r"}'
+    assert rule_break_kind(reply, 0, 100) == "out of range"
+    assert parse_choice(reply) is None or not 0 <= parse_choice(reply) <= 100  # a rule break either way
+
+
+def test_nan_infinity_and_words_stay_not_a_number():
+    for choice in ("NaN", "Infinity", "-Infinity", '"abc"', "true"):
+        assert rule_break_kind('{"choice": ' + choice + "}", 0, 100) == "not a number", choice
