@@ -203,11 +203,20 @@ DIAGNOSTIC_TITLES = {
     "depth": ("Depth of reasoning (τ)",
               "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
               "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
-              "(contract §10). People: τ ≈ 1.5."),
+              "(contract §10); σ is the fit's noise around the hierarchy's choices, and \"τ at the fit's bound\" "
+              "says τ is a bound, not a depth. People: τ ≈ 1.5."),
     "bids": ("Bids: what the EAS hides",
              "Over each player's valid bids: the share within 1 % of value (truthful), above it and below it, "
              "and the mean bid / value."),
 }
+# A diagnostic's figures as its table heads them (a key not here is shown as the game named it).
+DIAGNOSTIC_HEADERS = {"tau": "τ", "ci_low": "τ 95 % low", "ci_high": "τ 95 % high", "sigma": "σ (noise)",
+                      "tau_at_bound": "τ at the fit's bound", "mean_bid_over_value": "mean bid / value",
+                      "bids": "valid bids"}
+
+
+def diagnostic_header(key: str) -> str:
+    return DIAGNOSTIC_HEADERS.get(key, key)
 
 
 def column_labels(result: dict[str, Any]) -> list[str]:
@@ -235,9 +244,9 @@ def tau_text(fit: Mapping[str, Any]) -> str:
 
 
 def figure(x: Any) -> str:
-    """A figure as the report's tables show it: three decimals, '-' for none."""
+    """A figure as the report's tables show it: three decimals, '-' for none, yes or no."""
     if isinstance(x, bool) or x is None:
-        return "-" if x is None else str(x)
+        return "-" if x is None else ("yes" if x else "no")
     if isinstance(x, int):
         return str(x)
     if isinstance(x, float):

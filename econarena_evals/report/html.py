@@ -42,7 +42,7 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, column_labels, figure, floor_rows, in_order, tau_text
+from .analysis import DIAGNOSTIC_TITLES, column_labels, diagnostic_header, figure, floor_rows, in_order, tau_text
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
@@ -399,7 +399,7 @@ def diagnostics_html(diags: Mapping[str, Any], columns: Sequence[str] = ()) -> s
         keys = list(entries[0][2]) if entries else []
         rows = [[(p, p), (col, col)] + [(figure(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
         out.append(f'<h2 id="diag-{esc(kind)}">{esc(title)}</h2><p>{esc(note)}</p>'
-                   + _table(["player", "column"] + keys, rows))
+                   + _table(["player", "column"] + [diagnostic_header(k) for k in keys], rows))
     return "".join(out)
 
 

@@ -19,6 +19,7 @@ from .analysis import (
     DIAGNOSTIC_TITLES,
     NEIGHBOURS,
     column_labels,
+    diagnostic_header,
     figure,
     floor_rows,
     in_order,
@@ -208,7 +209,7 @@ def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]], colum
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
         entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in in_order(cols, columns)]
         keys = list(entries[0][2]) if entries else []
-        lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(k) for k in keys]),
+        lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(diagnostic_header(k)) for k in keys]),
                   "|---|---|" + "---|" * len(keys)]
         for p, col, d in entries:
             lines.append(md_row([md(p), md(col)] + [md(figure(d.get(k))) for k in keys]))

@@ -202,3 +202,16 @@ def test_the_session_grid_says_which_seats_won_and_the_pickers_keep_the_report_o
     assert re.findall(r'<option value="([^"]*)"', html.unescape(picker)) == [c["label"] for c in report["columns"]]
     player = dom[dom.index('id="sb-player"'):dom.index('id="sb-session"')]
     assert f">{html.escape(PLAYER)}</option>" in player  # the row's label, endpoint and all
+
+
+def test_the_depth_table_heads_its_figures_in_words_and_says_yes_or_no(made):
+    _, _, _, md, page, _ = made
+    table = md[md.index("## Depth of reasoning"):]
+    head = next(line for line in table.splitlines() if line.startswith("| player | column |"))
+    assert head == ("| player | column | τ | τ 95 % low | τ 95 % high | σ (noise) | choices | sessions "
+                    "| τ at the fit's bound |")
+    after = table.splitlines()[table.splitlines().index(head) + 2:]
+    rows = after[:after.index("")] if "" in after else after
+    assert rows and {row.rsplit("|", 2)[1].strip() for row in rows} <= {"yes", "no"}
+    assert "tau_at_bound" not in md and "ci_low" not in md and "True" not in md
+    assert html.escape("τ at the fit's bound") in page and ">tau_at_bound<" not in page
