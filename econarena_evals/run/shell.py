@@ -105,8 +105,9 @@ class Shell:
 
         def pace_line(served: float, per_s: float, elapsed_s: float) -> str:
             total_s = estimate.calls / per_s
+            rate = f"{per_s:,.0f}" if per_s >= 10 else f"{per_s:.2g}"  # 250, not 2.5e+02; 0.21 for a slow model
             return (f"econarena: plan: {self.name}: the endpoint decodes about {served:.0f} call(s) at once, "
-                    f"{per_s:.2g} calls/s: this run needs about {duration(total_s)} at that pace "
+                    f"{rate} calls/s: this run needs about {duration(total_s)} at that pace "
                     f"({duration(max(0.0, total_s - elapsed_s))} more)")
 
         def usage_line() -> Optional[str]:
