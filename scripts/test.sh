@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about 10
+# Set up, then run the whole test suite (unit, property, fault and end-to-end tests; about 11
 # minutes on a quiet 2-core machine with three workers: docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
