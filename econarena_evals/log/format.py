@@ -71,6 +71,14 @@ def metric_fields(per_player: Mapping[str, Optional[Mapping[str, Any]]], players
             for player in players for metric in METRICS}
 
 
+def session_fields(cell: str, session: int, players: Sequence[str],
+                   result: Optional[Mapping[str, Mapping[str, Any]]], cut_off: int, error: Optional[str]) -> dict[str, Any]:
+    """An ``econarena_session`` event's fields, the same under every front end: ``players[0]`` is the
+    evaluated player, ``cut_off`` its replies cut at the token limit, ``result`` None if the session errored."""
+    return {"cell": cell, "session": session, "player": players[0], **metric_fields(result or {}, players),
+            "cut_off": cut_off, "errored": error is not None, "error": error}
+
+
 def player_metrics(data: Mapping[str, Any], players: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Inverse of ``metric_fields``: player -> metrics, for the players with figures (an ``eas``).
     Raises KeyError for a player with an ``eas`` but not every metric."""

@@ -24,17 +24,14 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from ..core.answers import parse_choice
-from ..core.outcome import RunOutcome
-from ..core.seeds import call_seed
-from ..core.sessions import Session, history_window, seat_players, unique_names, waves
-from ..games import get as get_game
-from ..games import run_event, session_from_sample
-from ..log.format import metric_fields
+from ..core.sessions import Session, seat_players, unique_names
+from ..games import session_from_sample
+from ..log.format import session_fields
 from ..log.inspect_log import PLAYERS_KEY, RUNS_KEY, SESSION_KEY, SPEC_KEY, USAGE_KEY
 from ..run import config
 from ..run.conditions import DEFAULT_SEED
-from ..score.metrics import METRICS, session_metrics
+from ..score.metrics import METRICS
+from ..score.table import SeatReply, SeatRequest, Table
 from . import cells
 
 ARENA_ROLE = "player{}"  # --model-role player2=..., player3=...: the plugin's oaieval A,B,C
@@ -63,57 +60,36 @@ def _roster(opponents: list[str]) -> list[tuple[str, Model]]:
 
 @solver
 def play_session(cell_name: str, cell: Any, sampling: Any, seed: Any, opponents: list[str]):
-    game = get_game(cell.game)
-
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         session: Session = session_from_sample(state.metadata["sample"], cell)
         roster = _roster(opponents)
         players = list(dict.fromkeys(name for name, _ in roster))
         seating = seat_players(len(roster), cell.seats, session.index)
-        seat_names = [roster[p][0] for p in seating]
+        table = Table(cell_name, cell, session, [roster[p][0] for p in seating], seed)
         seat_models = [roster[p][1] for p in seating]
-        outcomes: dict[int, RunOutcome] = {}
-        finish: dict[tuple[int, int], Optional[str]] = {}
         calls_made: list[dict[str, Any]] = []  # each seat call's tag, usage and finish_reason
         events = []
 
-        async def seat_call(run: int, seat: int, prompt: list[dict[str, str]]) -> str:
+        async def seat_call(request: SeatRequest) -> SeatReply:
             kwargs = dict(sampling.kwargs())
             if sampling.pass_seed:
-                kwargs["seed"] = call_seed(seed, cell_name, session.index, run, seat)
-            output = await seat_models[seat - 1].generate(_messages(prompt), config=GenerateConfig(**kwargs))
-            finish[(run, seat)] = "length" if output.stop_reason == "max_tokens" else output.stop_reason
+                kwargs["seed"] = request.seed
+            output = await seat_models[request.seat - 1].generate(_messages(request.prompt),
+                                                                  config=GenerateConfig(**kwargs))
+            finish = "length" if output.stop_reason == "max_tokens" else output.stop_reason
             usage = None if output.usage is None else {"prompt_tokens": output.usage.input_tokens,
                                                        "completion_tokens": output.usage.output_tokens}
-            calls_made.append({"cell": cell_name, "session": session.index, "run": run, "seat": seat,
-                               "player": seat_names[seat - 1], "model": output.model,
-                               "finish_reason": finish[(run, seat)], "usage": usage})
-            return output.completion
+            calls_made.append({"cell": cell_name, "session": session.index, "run": request.run, "seat": request.seat,
+                               "player": request.player, "model": output.model, "finish_reason": finish,
+                               "usage": usage})
+            return SeatReply(output.completion, finish)
 
-        for wave in waves(cell.runs, cell.history_runs):
-            calls = []
-            for run in wave:
-                past = [game.past_run(outcomes[r], r) for r in history_window(run, cell.history_runs)]
-                calls += [seat_call(run, seat, game.seat_prompt(cell, session, run, seat, past))
-                          for seat in range(1, cell.seats + 1)]
-            replies = iter(await asyncio.gather(*calls))
-            for run in wave:
-                actions = [parse_choice(next(replies)) for _ in range(cell.seats)]
-                outcome = outcomes[run] = game.score(cell, session, run, actions, seat_names)
-                event = run_event(outcome, cell=cell_name, session=session.index, run=run, runs=cell.runs,
-                                  history_runs=len(history_window(run, cell.history_runs)),
-                                  game_params=game.event_params(cell, session, run))
-                for seat in event["seats"]:
-                    seat["finish_reason"] = finish.get((run, seat["seat"]))
-                events.append(event)
-        runs = [outcomes[r] for r in range(cell.runs)]
-        result = {p: m for p in players if (m := session_metrics(runs, p)) is not None}
-        record = {"cell": cell_name, "session": session.index, "player": players[0],
-                  **metric_fields(result, players),
-                  # replies of the evaluated player cut off at the token limit (inspect's stop reason max_tokens)
-                  "cut_off": sum(1 for run, o in outcomes.items() for s in o.seats
-                                 if s.player == players[0] and finish.get((run, s.seat)) == "length"),
-                  "errored": False, "error": None}
+        while requests := table.wave():
+            replies = dict(zip((r.key for r in requests), await asyncio.gather(*map(seat_call, requests))))
+            for run in sorted({r.run for r in requests}):
+                events.append(table.take(run, [replies[(run, seat)] for seat in range(1, cell.seats + 1)]))
+        result = table.result(players)
+        record = session_fields(cell_name, session.index, players, result, table.cut_off(players[0]), None)
         state.store.set(RUNS_KEY, events)
         state.store.set(SESSION_KEY, record)
         entries: dict[str, dict[str, Any]] = {}

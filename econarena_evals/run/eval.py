@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import evals
@@ -24,12 +24,10 @@ from ..calls.errors import NotACompletion, described
 from ..calls.seat_call import SeatCall
 from ..calls.seat_call import current as current_seat_call
 from ..calls.state import CALL_STATE
-from ..core.answers import parse_choice, what_scores
+from ..core.answers import what_scores
 from ..core.closest import with_closest
-from ..core.outcome import RunOutcome
-from ..core.prompts import PastRun, prompt_text
-from ..core.seeds import call_seed
-from ..core.sessions import Session, history_window, seat_players, waves
+from ..core.prompts import prompt_text
+from ..core.sessions import Session, seat_players
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
 from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
@@ -37,7 +35,7 @@ from ..fns.identity import players_settings
 from ..fns.players import BuiltinPlayer
 from ..fns.usage import flat_usage, unify_usage_keys
 from ..games import get as get_game
-from ..games import outcome_from_event, run_event, session_from_sample
+from ..games import session_from_sample
 from ..integration import status as exit_status
 from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
 from ..log.format import (
@@ -53,10 +51,10 @@ from ..log.format import (
     SESSION_EVENT,
     batch_custom_id,
     final_report,
-    metric_fields,
+    session_fields,
 )
 from ..log.recording import storable_event, unrecordable
-from ..score.metrics import session_metrics
+from ..score.table import SeatReply, SeatRequest, Table
 from . import config, disk, resume
 from .plan import estimate_cell
 from .progress import interval_asked
@@ -78,11 +76,8 @@ def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
 
 @dataclass
 class _SessionState:
-    session: Session
-    seat_names: list[str]
+    table: Table  # the session's seats, prompts and scored runs
     seat_fns: list[CompletionFn]
-    outcomes: dict[int, RunOutcome] = field(default_factory=dict)
-    finish: dict[tuple[int, int], Optional[str]] = field(default_factory=dict)  # (run, seat) -> finish_reason
     error: Optional[str] = None
     reused: int = 0  # seat calls taken from the log resumed from instead of being sent
 
@@ -252,26 +247,18 @@ class EconArena(evals.Eval):
         if self._waves is not None:
             self._waves.enter()
         seating = seat_players(len(self.roster), self.cell.seats, session.index)
-        state = _SessionState(
-            session=session,
-            seat_names=[self.roster[p][0] for p in seating],
-            seat_fns=[self.roster[p][1] for p in seating],
-        )
+        table = Table(self.cell_name, self.cell, session, [self.roster[p][0] for p in seating], self.seed)
+        state = _SessionState(table=table, seat_fns=[self.roster[p][1] for p in seating])
         part = self.resumed_runs.get(session.index)
         try:
             if part is not None:  # runs it finished in the log resumed from: kept, not played again
-                state.outcomes.update({run: outcome_from_event(event) for run, event in part.runs.items()})
-                state.finish.update({(run, seat["seat"]): seat.get("finish_reason")
-                                     for run, event in part.runs.items() for seat in event["seats"]})
+                for run, event in part.runs.items():
+                    table.keep(run, event)
                 _record_again(part.sample_id, part.events)
                 state.reused += sum(t == "sampling" for t, _ in part.events)
                 self.shell.counts.add(calls=state.reused)
-            for wave in waves(self.cell.runs, self.cell.history_runs):
-                wave = [run for run in wave if run not in state.outcomes]
-                if wave:
-                    self._play_wave(state, wave)
-                if state.error is not None:
-                    break
+            while state.error is None and (requests := table.wave()):
+                self._play_wave(state, requests)
         except Exception as exc:  # a bug must not throw away the other sessions: record and go on
             logger.exception("session %s failed", session.index)
             state.error = f"{type(exc).__name__}: {exc}"
@@ -280,56 +267,51 @@ class EconArena(evals.Eval):
             self._waves.leave()  # the next wave need not wait for this session
         result: SessionResult = None
         if state.error is None:
-            runs = [state.outcomes[r] for r in range(self.cell.runs)]
-            result = {p: m for p in self.player_names if (m := session_metrics(runs, p)) is not None}
+            result = table.result(self.player_names)
         self._record_session(state, result)
         durable()  # on disk before the session counts as done: kill -9 loses only sessions in flight
         self.shell.session_done(finished=result is not None)
         return result
 
-    def _play_wave(self, state: _SessionState, wave: Sequence[int]) -> None:
+    def _play_wave(self, state: _SessionState, requests: Sequence[SeatRequest]) -> None:
+        """The table's requests as seat calls (or replies the log resumed from holds), its runs scored."""
+        table = state.table
         calls, keys, lanes, costs = [], [], [], []
-        batched: list[tuple[CompletionFn, list[dict[str, str]], int, dict[str, Any]]] = []
-        finish = state.finish
-        reused: dict[tuple[int, int], str] = {}
-        part = self.resumed_runs.get(state.session.index)
+        batched: list[tuple[CompletionFn, SeatRequest, dict[str, Any]]] = []
+        reused: dict[tuple[int, int], SeatReply] = {}
+        part = self.resumed_runs.get(table.session.index)
         reserved: dict[int, int] = {}  # id(fn) -> the completion tokens its requests reserve, asked once a wave
-        for run in wave:
-            past = [self._past_run(state.outcomes[r], r) for r in history_window(run, self.cell.history_runs)]
-            for seat in range(1, self.cell.seats + 1):
-                prompt = self._prompt(state.session, run, seat, past)
-                fn = state.seat_fns[seat - 1]
-                recorded = part.calls.get((run, seat)) if part is not None else None
-                if recorded is not None:  # answered in the log resumed from: reused if the request is the same
-                    text = resume.reusable_reply(recorded, recorded_prompt(fn, prompt), state.seat_names[seat - 1])
-                    if text is not None:
-                        evals.record.record_event("sampling", recorded)  # as it was, under this session's id
-                        reused[(run, seat)] = text
-                        finish[(run, seat)] = recorded.get("finish_reason")
-                        continue
-                tag = {"cell": self.cell_name, "session": state.session.index, "run": run, "seat": seat,
-                       "player": state.seat_names[seat - 1]}
-                seed = self._call_seed(state, run, seat)
-                if self._waves is not None and batch_api(fn) is not None:
-                    batched.append((fn, prompt, seed, tag))
+        for request in requests:
+            fn = state.seat_fns[request.seat - 1]
+            recorded = part.calls.get(request.key) if part is not None else None
+            if recorded is not None:  # answered in the log resumed from: reused if the request is the same
+                text = resume.reusable_reply(recorded, recorded_prompt(fn, request.prompt), request.player)
+                if text is not None:
+                    evals.record.record_event("sampling", recorded)  # as it was, under this session's id
+                    reused[request.key] = SeatReply(text, recorded.get("finish_reason"))
                     continue
-                calls.append((fn, self._seat_call(fn, prompt, seed, tag)))
-                keys.append((run, seat))
-                lanes.append(self._lane(fn))
-                # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
-                if id(fn) not in reserved:
-                    reserved[id(fn)] = reserved_completion_tokens(fn, self.sampling_kwargs)
-                costs.append(len(prompt_text(prompt)) / 4 + reserved[id(fn)])
+            tag = {"cell": self.cell_name, "session": table.session.index, "run": request.run, "seat": request.seat,
+                   "player": request.player}
+            if self._waves is not None and batch_api(fn) is not None:
+                batched.append((fn, request, tag))
+                continue
+            calls.append((fn, self._seat_call(fn, request.prompt, request.seed, tag)))
+            keys.append(request.key)
+            lanes.append(self._lane(fn))
+            # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
+            if id(fn) not in reserved:
+                reserved[id(fn)] = reserved_completion_tokens(fn, self.sampling_kwargs)
+            costs.append(len(prompt_text(request.prompt)) / 4 + reserved[id(fn)])
         if reused:
             state.reused += len(reused)
             self.shell.counts.add(calls=len(reused))
             durable()
-        replies = {**dict(zip(keys, call_all(calls, self.policy, lanes, costs))), **reused}
-        finish.update({key: call.finish_reason for key, (_, call) in zip(keys, calls)
-                       if not isinstance(replies[key], BaseException)})
+        replies: dict[tuple[int, int], Any] = dict(reused)
+        for key, (_, call), answer in zip(keys, calls, call_all(calls, self.policy, lanes, costs)):
+            replies[key] = answer if isinstance(answer, BaseException) else SeatReply(answer, call.finish_reason)
         if batched:
             replies.update(self._batch_calls(state, batched))
-        for run in wave:
+        for run in sorted({request.run for request in requests}):
             answers = [replies[(run, seat)] for seat in range(1, self.cell.seats + 1)]
             failed = [(seat, a) for seat, a in enumerate(answers, start=1) if isinstance(a, BaseException)]
             if failed:
@@ -338,55 +320,44 @@ class EconArena(evals.Eval):
                     # runs counted from 1, as seats are, wherever a person reads them
                     state.error = f"run {run + 1} seat {seat}: {described(exc)}"
                 continue
-            outcome = self._score(state, run, [parse_choice(a) for a in answers])
-            state.outcomes[run] = outcome
-            event = run_event(
-                outcome, cell=self.cell_name, session=state.session.index, run=run, runs=self.cell.runs,
-                history_runs=len(history_window(run, self.cell.history_runs)),
-                game_params=self._game_params(state.session, run),
-            )
-            for seat in event["seats"]:  # "length": cut off at the token limit, told apart from other rule breaks
-                seat["finish_reason"] = finish.get((run, seat["seat"]))
-            evals.record.record_event(RUN_EVENT, event)
+            evals.record.record_event(RUN_EVENT, table.take(run, answers))
 
-    def _batch_calls(self, state: _SessionState, batched: Sequence[tuple[CompletionFn, list[dict[str, str]], int,
-                                                                          dict[str, Any]]]) -> dict[tuple[int, int], Any]:
+    def _batch_calls(self, state: _SessionState, batched: Sequence[tuple[CompletionFn, SeatRequest, dict[str, Any]]]
+                     ) -> dict[tuple[int, int], Any]:
         """Seat calls of players in batch mode: put in the current wave, then each answer recorded as
         the synchronous path records it, in the call's own context (its seat tag); (run, seat) -> reply."""
         assert self._waves is not None
         lines, sent = [], []
-        for fn, prompt, seed, tag in batched:
-            kwargs = self._call_kwargs(seed)
-            messages, body = fn.batch_request(prompt, **kwargs)
+        for fn, request, tag in batched:
+            kwargs = self._call_kwargs(request.seed)
+            messages, body = fn.batch_request(request.prompt, **kwargs)
             sample_id = f"{self.name.split('.')[0]}.{self.cell_name}.{tag['session']}"
             lines.append((batch_api(fn), Line(batch_custom_id(sample_id, tag["run"], tag["seat"], body), body)))
             sent.append(messages)
         replies: dict[tuple[int, int], Any] = {}
         fallback = []
-        for (fn, prompt, seed, tag), messages, result in zip(batched, sent, self._waves.call(lines)):
-            key = (tag["run"], tag["seat"])
+        for (fn, request, tag), messages, result in zip(batched, sent, self._waves.call(lines)):
+            key = request.key
             if isinstance(result, Answer):
                 def send(_prompt: Any, _messages=messages, _fn=fn, _answer=result, **_kwargs: Any) -> Any:
                     return _fn.answer(_messages, parsed(_answer.body), **{BATCH_ID: _answer.batch_id})
 
-                call = self._seat_call(fn, prompt, seed, tag, send=send)
+                call = self._seat_call(fn, request.prompt, request.seed, tag, send=send)
                 try:
-                    replies[key] = contextvars.copy_context().run(call)
-                    state.finish[key] = call.finish_reason
+                    replies[key] = SeatReply(contextvars.copy_context().run(call), call.finish_reason)
                 except Exception as exc:  # noqa: BLE001 - a reply that is no completion: the call failed
                     replies[key] = exc
             elif isinstance(result, LineFailed) and result.transient and getattr(fn, "batch_fallback", False):
-                fallback.append((key, fn, self._seat_call(fn, prompt, seed, tag)))
+                fallback.append((key, fn, self._seat_call(fn, request.prompt, request.seed, tag)))
             else:
                 replies[key] = result
         if fallback:  # the user allowed the lines no batch answered to go synchronously
-            self.shell.say(f"econarena: {len(fallback)} call(s) of session {state.session.index} no batch answered "
-                           "go synchronously (batch_fallback=yes), at the synchronous price")
+            self.shell.say(f"econarena: {len(fallback)} call(s) of session {state.table.session.index} no batch "
+                           "answered go synchronously (batch_fallback=yes), at the synchronous price")
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
-            replies.update({key: answer for (key, _, _), answer in zip(fallback, answers)})
-            state.finish.update({key: call.finish_reason for (key, _, call), answer in zip(fallback, answers)
-                                 if not isinstance(answer, BaseException)})
+            replies.update({key: answer if isinstance(answer, BaseException) else SeatReply(answer, call.finish_reason)
+                            for (key, _, call), answer in zip(fallback, answers)})
         return replies
 
     def _lane(self, fn: CompletionFn) -> Any:
@@ -426,39 +397,17 @@ class EconArena(evals.Eval):
         self.shell.counts.add(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
         return what_scores(text)  # held until the run is scored: no more of it than the score reads
 
-    def _call_seed(self, state: _SessionState, run: int, seat: int) -> int:
-        """Per (eval seed, cell, session, run, seat): independent of thread timing, stable on rerun."""
-        return call_seed(self.seed, self.cell_name, state.session.index, run, seat)
-
-    # ---- the game-specific pieces: the game says ----
-
-    def _prompt(self, session: Session, run: int, seat: int, past: Sequence[PastRun]) -> list[dict[str, str]]:
-        return self.game.seat_prompt(self.cell, session, run, seat, past)
-
-    def _score(self, state: _SessionState, run: int, actions: list[Optional[float]]) -> RunOutcome:
-        return self.game.score(self.cell, state.session, run, actions, state.seat_names)
-
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:
         return self.game.event_params(self.cell, session, run)
 
-    def _past_run(self, outcome: RunOutcome, run: int) -> PastRun:
-        return self.game.past_run(outcome, run)
-
     def _record_session(self, state: _SessionState, result: SessionResult) -> None:
-        data: dict[str, Any] = {"cell": self.cell_name, "session": state.session.index,
-                                "player": self.player_names[0]}
-        data.update(metric_fields(result or {}, self.player_names))
-        # replies of the evaluated player cut off at the token limit: rule breaks that say more about
-        # max_tokens than about the player's rationality
-        first = self.player_names[0]
-        data["cut_off"] = sum(1 for run, o in state.outcomes.items() for seat in o.seats
-                              if seat.player == first and state.finish.get((run, seat.seat)) == "length")
-        data["errored"] = state.error is not None
-        if self.resume_from:  # seat calls not sent again: the log resumed from answered them
-            data["reused_calls"] = state.reused
+        table = state.table
         if state.error is not None:
-            state.error = self.shell.errored(state.session.index, state.error)
-        data["error"] = state.error
+            state.error = self.shell.errored(table.session.index, state.error)
+        data = session_fields(self.cell_name, table.session.index, self.player_names, result,
+                              table.cut_off(self.player_names[0]), state.error)
+        if self.resume_from:  # seat calls not sent again: the log resumed from answered them (before "error", as ever)
+            data = {**{k: v for k, v in data.items() if k != "error"}, "reused_calls": state.reused, "error": state.error}
         evals.record.record_event(SESSION_EVENT, data)
 
 
