@@ -148,7 +148,8 @@ stop() {
 }
 
 play() {
-  local cell="" sessions="" max_tokens=256 condition=both eval_params=""
+  local cell="" sessions="" max_tokens=256 condition=both eval_params="" again
+  again=$(printf ' %q' "$@")  # this command's own options, for the line that goes on after a stop
   while [ $# -gt 0 ]; do
     case "$1" in
       --cell) cell=$2; shift 2 ;;
@@ -184,32 +185,64 @@ play() {
   # (seen: 120 s for the first call at load 16), so the deadline is 600 s, not 120 s; --eval-params
   # come last and override either.
   local params="max_tokens=$max_tokens,max_concurrency=${LOCAL_MODEL_CONCURRENCY:-2},call_timeout_s=600${eval_params:+,$eval_params}"
-  local c e log args start
+  local c e n log args start status record resume_from=""
+  # Ctrl-C or SIGTERM: oaieval stops its sessions in flight and writes its log; this script waits for
+  # it (the pipeline's tee and speak ignore the signal, so oaieval's last lines are not cut), then says
+  # what finished and how to go on.
+  local stopped=""
+  trap 'stopped=1' INT TERM
   for c in "${conditions[@]}"; do
     for e in "${evals[@]}"; do
       log="$RUN_DIR/$c/$e.jsonl"
       mkdir -p "$(dirname "$log")"
-      args=(oaieval "econarena/chat:$MODEL_NAME" "$e" --record_path "$log" --extra_eval_params "$params")
+      # run again with the same RUN_DIR: a finished log is kept, a stopped one resumed into the next
+      # of log.resumed.jsonl, log.resumed2.jsonl, ... (its finished sessions and answered calls are
+      # not played again), the rest played
+      record=$log
+      resume_from=""
+      n=1
+      while [ -s "$record" ]; do
+        resume_from=$record
+        if [ "$n" -eq 1 ]; then record="${log%.jsonl}.resumed.jsonl"; else record="${log%.jsonl}.resumed$n.jsonl"; fi
+        n=$((n + 1))  # .resumed, .resumed2, ...: as oaieval's own resume hint names them
+      done
+      if [ -n "$resume_from" ] && grep -q '"final_report"' "$resume_from"; then
+        echo "local_model.sh: $e ($c) finished before: $resume_from" >&2
+        continue
+      fi
+      args=(oaieval "econarena/chat:$MODEL_NAME" "$e" --record_path "$record"
+            --extra_eval_params "$params${resume_from:+,resume_from=$resume_from}")
       [ -n "$sessions" ] && args+=(--max_samples "$sessions")
       [ "$c" = constrained ] && args+=(--completion_args "response_format=@$SCHEMA")
       echo ">>> ${args[*]}" >&2
       start=$(date +%s)
       # its plan, progress and ETA lines here as it prints them (one every 10 s: not a terminal), its
-      # whole output in $log.out
-      if ! OPENAI_BASE_URL=$base OPENAI_API_KEY=sk-local "${args[@]}" 2>&1 | tee "$log.out" |
-        SPEAK_NOTE="output: $log.out" speak "playing $e ($c)" '^econarena'; then
-        echo "local_model.sh: oaieval $e ($c) failed; its output:" >&2
-        tail -n 20 "$log.out" >&2
+      # whole output in $record.out
+      status=0
+      OPENAI_BASE_URL=$base OPENAI_API_KEY=sk-local "${args[@]}" 2>&1 | (trap '' INT TERM; tee "$record.out") |
+        (trap '' INT TERM; SPEAK_NOTE="output: $record.out" speak "playing $e ($c)" '^econarena') || status=$?
+      if [ -n "$stopped" ] || [ "$status" -eq 130 ] || [ "$status" -eq 143 ]; then
+        echo >&2
+        echo "local_model.sh: stopped during $e ($c); what finished is in $RUN_DIR:" >&2
+        econarena-summary "$RUN_DIR" >&2 || true
+        echo "local_model.sh: to go on where it stopped (finished sessions and answered calls are kept, not paid again):" >&2
+        echo "  RUN_DIR=$(printf %q "$RUN_DIR") bash scripts/local_model.sh play$again" >&2
+        exit 130
+      fi
+      if [ "$status" -ne 0 ]; then
+        echo "local_model.sh: oaieval $e ($c) failed (exit $status); its last lines:" >&2
+        tail -n 20 "$record.out" >&2
         exit 1
       fi
-      "$VENV/bin/python" - "$log" "$(( $(date +%s) - start ))" "$c" <<'EOF' >&2
+      "$VENV/bin/python" - "$record" "$(( $(date +%s) - start ))" "$c" <<'PYEOF' >&2
 import json, sys
 path, wall, condition = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 calls = sum(1 for line in open(path, encoding="utf-8") if '"type": "sampling"' in line)
 print(f"    {condition}: {calls} seat calls in {wall} s ({calls * 60 / max(wall, 1):.1f} calls/min)")
-EOF
+PYEOF
     done
   done
+  trap - INT TERM
   echo
   econarena-summary "$RUN_DIR" --strict
   echo

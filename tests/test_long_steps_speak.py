@@ -11,8 +11,11 @@ read, only the order of the lines.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +128,59 @@ def test_local_model_play_from_nothing_says_every_step_and_never_goes_quiet(tmp_
     assert "econarena: plan:" in (run_dir / "free" / "econarena.beauty_L.jsonl.out").read_text()
     assert (run_dir / "report" / "report.html").is_file()
     assert not os.path.exists(tmp_path / "cache" / "server" / "server.pid")  # stopped, as the script says
+
+
+@pytest.mark.e2e
+def test_local_model_play_stopped_by_ctrl_c_says_what_finished_and_the_command_that_goes_on(tmp_path):
+    """Ctrl-C reaches the whole foreground group (script, oaieval, tee): oaieval stops its sessions in
+    flight, the script prints the summary of what finished and the command that goes on; that
+    command keeps the finished sessions and plays only the rest, into a log beside the first."""
+    python, go = stand_in_python(tmp_path)
+    python.write_text(python.read_text().replace("--latency 0.2", "--latency 1.0"))  # slow enough to stop midway
+    venv, run_dir = tmp_path / "venv", tmp_path / "run"
+    subprocess.run([str(python), "-m", "venv", str(venv)], check=True, timeout=60)
+    env = base_env() | {"LOCAL_MODEL_PYTHON": str(python), "LOCAL_MODEL_CACHE": str(tmp_path / "cache"),
+                        "VENV": str(venv), "RUN_DIR": str(run_dir), "SPEAK_S": "1", "ECONARENA_PROGRESS_S": "0.2"}
+    args = ["play", "--cell", "beauty_L", "--sessions", "3", "--condition", "free", "--eval-params", "seats=2,runs=4"]
+
+    def run(stop_after_a_session: bool) -> tuple[int, list[str]]:
+        proc = subprocess.Popen(["bash", "scripts/local_model.sh", *args], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines, sent = [], False
+        try:
+            for line in proc.stderr:
+                lines.append(line.rstrip("\n"))
+                if STILL.match(line):
+                    go.touch()
+                if stop_after_a_session and not sent and re.search(r"econarena\.beauty_L\.dev\.v0: [12]/3 sessions", line):
+                    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the terminal's whole foreground group
+                    sent = True
+            return proc.wait(timeout=600), lines
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    status, lines = run(stop_after_a_session=True)
+    said = "\n".join(lines)
+    assert status == 130, said[-4000:]
+    assert "local_model.sh: stopped during econarena.beauty_L (free)" in said, said[-3000:]
+    assert "failed" not in said.split("stopped during")[1]
+    assert re.search(r"^player\s+column\s+eas", said, re.M), said[-3000:]  # the summary of what finished
+    again = next(line.strip() for line in lines if line.strip().startswith("RUN_DIR="))
+    assert shlex.split(again) == [f"RUN_DIR={run_dir}", "bash", "scripts/local_model.sh", *args]  # as a shell reads it
+    first = run_dir / "free" / "econarena.beauty_L.jsonl"
+    finished_before = {r["data"]["session"] for r in map(json.loads, first.read_text().splitlines())
+                       if r.get("type") == "econarena_session" and not r["data"]["errored"]}
+    assert 1 <= len(finished_before) < 3
+    assert not os.path.exists(tmp_path / "cache" / "server" / "server.pid")  # the server stopped too
+
+    status, lines = run(stop_after_a_session=False)  # the printed command, as the user runs it
+    said = "\n".join(lines)
+    assert status == 0, said[-4000:]
+    resumed = run_dir / "free" / "econarena.beauty_L.resumed.jsonl"
+    rows = [json.loads(line) for line in resumed.read_text().splitlines()]
+    assert any("final_report" in r for r in rows)
+    sessions = [r["data"] for r in rows if r.get("type") == "econarena_session"]
+    assert sorted(s["session"] for s in sessions) == sorted({s["session"] for s in sessions}) and len(sessions) == 3
+    spec = next(r["spec"] for r in rows if "spec" in r)
+    assert str(first) in json.dumps(spec)  # resumed from the stopped log, not played from nothing
