@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from report_logs import OLDLOGS, chat_player, rows_of, write
 
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.format import PLAYERS_EVENT, RUN_EVENT
@@ -23,7 +24,6 @@ from econarena_evals.log.jsonl import MAX_DEPTH
 from econarena_evals.report.workers import default_workers
 
 from conftest import base_env, cli
-from report_logs import OLDLOGS, chat_player, rows_of, write
 
 pytestmark = pytest.mark.e2e  # every test here starts the tools
 
