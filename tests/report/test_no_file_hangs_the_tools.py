@@ -117,20 +117,20 @@ def _kill_the_worker_reading(tool: subprocess.Popen, path: Path) -> int:
     raise AssertionError(f"the tool ended before a worker was seen reading {path} ({seen} looks)")
 
 
-def test_a_worker_killed_while_it_reads_a_log_fails_that_log_alone(good, tmp_path):
-    """As the OOM killer does: a worker killed with SIGKILL while it reads one log. The tool ends, names
-    that log (its rows left out) and prints every other row as a run without that log does."""
-    assert default_workers() > 1
-    without = summary(str(good))
+def _big_log(good: Path) -> Path:
+    """A valid log of another player, padded with evals' own "match" events (which the tools pass over)
+    so that reading it takes a while."""
     big = chat_player(good / "big" / "chat.jsonl", {"temperature": 0.5})
     rows = rows_of(big)
     run_id = rows[0]["spec"]["run_id"]
-    # evals' own "match" events, which the tools pass over: a valid log that takes a while to read
     padding = [{"run_id": run_id, "event_id": 100_000 + i, "sample_id": "econarena.beauty_L.0", "type": "match",
                 "data": {"correct": True}} for i in range(200_000)]
-    write(big, [rows[0], *padding, *rows[1:]])
-    tool = subprocess.Popen([cli("econarena-summary"), str(good)], env=base_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return write(big, [rows[0], *padding, *rows[1:]])
+
+
+def _killing(args: list[str], big: Path) -> subprocess.CompletedProcess:
+    """Run a tool, SIGKILL its worker that reads ``big``, and wait (bounded) for the tool to end."""
+    tool = subprocess.Popen(args, env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         killed = _kill_the_worker_reading(tool, big)
         stdout, stderr = tool.communicate(timeout=HANG_GUARD)
@@ -138,11 +138,43 @@ def test_a_worker_killed_while_it_reads_a_log_fails_that_log_alone(good, tmp_pat
         if tool.poll() is None:
             tool.kill()
             tool.communicate()
-    assert killed != tool.pid and tool.returncode == 0, stderr[-3000:]
-    named = [line for line in stdout.splitlines() if str(big) in line]
+    assert killed != tool.pid
+    return subprocess.CompletedProcess(args, tool.returncode, stdout, stderr)
+
+
+DIED = "unread: the worker process reading it died (killed by SIGKILL): none of it is used"
+
+
+def test_a_worker_killed_while_it_reads_a_log_fails_that_log_alone(good, tmp_path):
+    """As the OOM killer does: a worker killed with SIGKILL while it reads one log. The tool ends, names
+    that log (its rows left out) and prints every other row as a run without that log does."""
+    assert default_workers() > 1
+    without = summary(str(good))
+    big = _big_log(good)
+    proc = _killing([cli("econarena-summary"), str(good)], big)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    named = [line for line in proc.stdout.splitlines() if str(big) in line]
     assert len(named) == 1 and "died (killed by SIGKILL)" in named[0] and "none of it is used" in named[0]
-    assert f"{big}: unread: " in stderr
-    assert table_rows(stdout) == table_rows(without.stdout)
+    assert f"{big}: {DIED}" in proc.stderr
+    assert table_rows(proc.stdout) == table_rows(without.stdout)
+    strict = _killing([cli("econarena-summary"), str(good), "--strict"], big)
+    assert strict.returncode == 1 and "1 log(s) not read" in strict.stderr
+    assert table_rows(strict.stdout) == table_rows(without.stdout)
+
+
+def test_a_worker_killed_while_it_reads_a_log_leaves_the_report_of_the_others(good, tmp_path):
+    def report(out: Path) -> list[str]:
+        return [cli("econarena-report"), str(good), "--out", str(out), "--transcripts", "0"]
+
+    without = subprocess.run(report(tmp_path / "without"), env=base_env(), capture_output=True, text=True,
+                             timeout=HANG_GUARD * 3)
+    assert without.returncode == 0, without.stderr[-3000:]
+    big = _big_log(good)
+    proc = _killing(report(tmp_path / "with"), big)
+    assert proc.returncode == 0 and f"{big}: {DIED}" in proc.stderr, proc.stderr[-3000:]
+    before, after = (json.loads((tmp_path / name / "report.json").read_text()) for name in ("without", "with"))
+    assert after["conditions"] == before["conditions"] and after["leaderboard"] == before["leaderboard"]
+    assert [n["status"] for n in after["inputs"] if n["file"] == str(big)] == ["unread"]
 
 
 @pytest.mark.parametrize("stated", [3, "2", True, None])
