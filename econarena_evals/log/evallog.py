@@ -11,6 +11,7 @@ reads a log through here shows or carries a figure the runs do not give.
 """
 from __future__ import annotations
 
+import json
 from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -69,6 +70,9 @@ class EvalLog:
     format: int = 1
     run_ids: list[str] = field(default_factory=list)
     mixed: Optional[str] = None  # why the log holds more than one run (then none of it is used)
+    # why none of the log could be read as what it is (a format this version does not read, a worker
+    # that died reading it): then it holds nothing but its path and the problem, and --strict fails
+    unread: Optional[str] = None
     size: int = 0  # bytes read
     # where each seat call tagged with its (session, run, seat) starts in the file, in the file's order
     # (``call_at``): the transcripts read those lines again, one by one, instead of the whole log
@@ -464,9 +468,10 @@ def read_log(path: Path) -> EvalLog:
             stated = data.get(FORMAT_KEY, 1)
             if isinstance(stated, int) and not isinstance(stated, bool) and 1 <= stated <= LOG_FORMAT:
                 log.format = stated
-            else:
-                reading.note(f"line {lineno}: the log states format {str(stated)[:20]}, which this version "
-                             f"does not read (it reads 1 to {LOG_FORMAT}): upgrade econarena-evals; read as format 1")
+            elif log.unread is None:  # never read as another version: its events may mean something else
+                log.unread = (f"line {lineno}: the log states format {json.dumps(stated)[:20]}, which this version "
+                              f"does not read (it reads 1 to {LOG_FORMAT}): none of it is used; "
+                              "if a newer econarena-evals wrote it, upgrade")
         elif kind == STOP_EVENT and isinstance(data, dict):
             log.stop = data
         elif kind == PLAN_EVENT and isinstance(data, dict):
@@ -510,7 +515,7 @@ def read_log(path: Path) -> EvalLog:
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
-    if not reading.mixed and not reading.refused:
+    if not reading.mixed and not reading.refused and not log.unread:
         derive_figures(log, reading, lambda event: outcomes[id(event)])
     outcomes.clear()
     reading.finish()
@@ -519,12 +524,12 @@ def read_log(path: Path) -> EvalLog:
         if len(log.forged) > NAMED_PROBLEMS else [])
     log.run_ids = list(reading.run_ids)
     log.size = reading.size
-    if reading.mixed:
+    if reading.mixed or log.unread:
         log.mixed = reading.mixed
-        log.problems.append(reading.mixed)
+        log.problems.append(reading.mixed or log.unread)  # type: ignore[arg-type]
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
-        log.kept_usage = {}
+        log.kept_usage, log.forged, log.resumed_from = {}, [], None
         log.call_keys, log.call_offsets = array("q"), array("q")
         return log
     if reading.refused:

@@ -85,22 +85,68 @@ def _json_only(text: str) -> bool:
     return bool(_SURROGATE_ESCAPE.search(text)) or _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
 
 
+# No line the eval or oaieval writes nests deeper than 6 (a players event with a JSON schema among its
+# completion args, a few more); a deeper line is refused, whichever parser reads it. Without the bound
+# the verdict was the parser's: orjson reads 1,024 levels, this Python's json fewer (3.11) or more
+# (3.13), and a row too deep to pickle cannot come back from a worker process.
+MAX_DEPTH = 64
+
+
+class TooDeep(ValueError):
+    """A line nested deeper than ``MAX_DEPTH``."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def _too_deep(row: Any) -> bool:
+    """Whether ``row`` nests lists and objects deeper than ``MAX_DEPTH`` (the row itself is level 1)."""
+    if not (type(row) is dict or type(row) is list):
+        return False
+    stack = [(row, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in (value.values() if type(value) is dict else value):
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
+
+
+def _bounded(row: Any, text: str) -> Any:
+    """``row`` if no deeper than ``MAX_DEPTH``, else ``TooDeep``; the walk is skipped when the line has
+    too few brackets to be that deep (all but a few lines)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(row):
+        raise TooDeep()
+    return row
+
+
+def _json_row(text: str) -> Any:
+    """json's reading of a line (the reading where orjson is not installed, and of what orjson refuses)."""
+    try:
+        row = _bounded(json.loads(text), text)
+    except RecursionError:
+        raise TooDeep() from None
+    return _escape_surrogates(row) if _SURROGATE_ESCAPE.search(text) else row
+
+
 def decode_row(text: str) -> Any:
     """One line's JSON, a lone surrogate anywhere in it read as its 6-character escape (as the
-    recorder stores one); raises ValueError for anything that is not JSON (too deep included).
+    recorder stores one); raises ValueError for anything that is not JSON, or nested deeper than
+    ``MAX_DEPTH``.
 
-    The row is json's, to the type and the bit: orjson reads the lines it reads as json does, and what
-    it refuses (NaN, Infinity, 1e400, deep nesting, what is no JSON) json reads, or refuses, as always."""
+    The row is json's (``_json_row``), to the type and the bit, whether orjson is installed or not:
+    orjson reads the lines it reads as json does, and what it refuses (NaN, Infinity, 1e400, deep
+    nesting, what is no JSON) json reads, or refuses, as always; both are held to one depth."""
     if _fast_loads is not None and not _json_only(text):
         try:
-            return _fast_loads(text)
+            row = _fast_loads(text)
         except ValueError:
             pass
-    try:
-        row = json.loads(text)
-        return _escape_surrogates(row) if _SURROGATE_ESCAPE.search(text) else row
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+        else:
+            return _bounded(row, text)
+    return _json_row(text)
 
 
 def _not_spec(text: str) -> Optional[str]:
@@ -220,6 +266,10 @@ def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[i
     for lineno, text in iter_lines(path, reading):
         try:
             row = decode_row(text)
+        except TooDeep as exc:
+            reading.not_json += 1
+            reading.note(f"line {lineno}: {exc}, skipped")
+            continue
         except ValueError:
             reading.not_json += 1
             reading.note(f"line {lineno}: not JSON (truncated log?)")

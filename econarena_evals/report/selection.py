@@ -115,6 +115,16 @@ def _size(path: Path) -> int:
         return 0
 
 
+UNREAD = "unread"  # a note's status: none of the file could be read as what it is (``EvalLog.unread``)
+
+
+def unread_log(path: Path, why: str) -> EvalLog:
+    """What stands for a log whose reading never came back (``Workers.imap``'s ``failed``): its path
+    and why, nothing else of it."""
+    why = f"{why}: none of it is used"
+    return EvalLog(path=Path(path), problems=[why], unread=why)
+
+
 def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: Optional[Workers] = None,
            reader: Callable[[Path], EvalLog] = read_log) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The logs to use, one per condition, and a note on every file read (``progress``: told of each).
@@ -129,12 +139,14 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
     sizes = [_size(p) for p in files]
     if progress is not None:
         progress.start("reading logs", len(files), "logs", sum(sizes))
-    logs = workers.imap(reader, files) if workers is not None else map(reader, files)
+    logs = workers.imap(reader, files, failed=unread_log) if workers is not None else map(reader, files)
     for path, size, log in zip(files, sizes, logs):
         who[str(path)] = player_of(log)
         if progress is not None:
             progress.step(size)
-        if log.mixed:
+        if log.unread:
+            notes.append({"file": str(path), "status": UNREAD, "why": log.unread})
+        elif log.mixed:
             notes.append({"file": str(path), "status": "skipped", "why": log.mixed})
         elif not log.spec:
             notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})

@@ -30,7 +30,7 @@ from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
 from .progress import Progress
-from .selection import Chosen, select
+from .selection import UNREAD, Chosen, select
 from .tokens import (
     NOTE,
     Prices,
@@ -266,10 +266,12 @@ def _main(argv: Optional[list[str]] = None) -> int:
     with Workers(opts.workers) as workers:
         chosen, notes = select(paths, Progress("econarena-summary"), workers)
     for n in notes:
-        if n["status"] in ("skipped", "superseded"):
+        if n["status"] in ("skipped", "superseded", UNREAD):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
         elif FALLBACK_NOTE in (n["why"] or ""):
             print(f"{n['file']}: {FALLBACK_NOTE}", file=sys.stderr)
+    # a log none of which could be read (a format this version does not read, a worker that died on it)
+    unread = [n for n in notes if n["status"] == UNREAD]
     if not chosen:
         print("no EconArena logs found in " + " ".join(map(str, opts.paths or [EVALS_LOGS])), file=sys.stderr)
         return 1
@@ -295,9 +297,11 @@ def _main(argv: Optional[list[str]] = None) -> int:
             print(f"\n.. {c.labels[0]} in {c.column}: {cut} repl(ies) cut off at the token limit (finish_reason "
                   "'length'), scored as rule breaks: raise max_tokens (--extra_eval_params max_tokens=N) "
                   "if the model needs the room")
-    if problems and opts.strict:
+    for n in unread:  # in the summary's own output too, not only on stderr: its rows are missing from the table
+        print(f"\n!! {n['file']}: {n['why']}")
+    if (problems or unread) and opts.strict:
         print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions or figures "
-              "the runs do not give",
+              f"the runs do not give, {len(unread)} log(s) not read",
               file=sys.stderr)
         return 1
     return 0

@@ -54,10 +54,32 @@ STOPS_THE_SET = frozenset({exit_status.REFUSED, exit_status.STOPPED, exit_status
                            exit_status.TERMINATED, exit_status.HUNG_UP})
 
 
+# The longest name of one file or folder most filesystems take (Linux's NAME_MAX), in bytes.
+NAME_MAX = 255
+DIGEST = 10  # hex digits of a name's hash where the name is shortened (``fitted``), as in a condition's folder
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST]
+
+
+def fitted(name: str, longest_suffix: str = "") -> str:
+    """``name`` as a file or folder name may hold it with ``longest_suffix`` after it: itself where that
+    fits in ``NAME_MAX`` bytes, else its first bytes and a hash of the whole (the same name always gives
+    the same shortening, and two long names that share their first bytes give two)."""
+    if len((name + longest_suffix).encode("utf-8", "surrogatepass")) <= NAME_MAX:
+        return name
+    room = NAME_MAX - len(longest_suffix.encode("utf-8", "surrogatepass")) - DIGEST - 1
+    readable = name.encode("utf-8", "surrogatepass")[:max(room, 0)].decode("utf-8", "ignore")
+    return f"{readable}-{digest(name)}"
+
+
 def logs_of(folder: Path, eval_name: str, most: int = 100) -> list[Path]:
-    """Where an eval's logs go in its condition's folder: the first run's, then each resume's."""
-    return [folder / f"{eval_name}.jsonl", folder / f"{eval_name}.resumed.jsonl"] + [
-        folder / f"{eval_name}.resumed-{n}.jsonl" for n in range(2, most)]
+    """Where an eval's logs go in its condition's folder: the first run's, then each resume's (an
+    eval's name too long for a file's shortened, ``fitted``)."""
+    stem = fitted(eval_name, f".resumed-{most - 1}.jsonl")
+    return [folder / f"{stem}.jsonl", folder / f"{stem}.resumed.jsonl"] + [
+        folder / f"{stem}.resumed-{n}.jsonl" for n in range(2, most)]
 
 
 # oaieval's options that carry a value, as econarena-run reads them for the condition
@@ -109,9 +131,8 @@ def condition_folder(out: Path, cond: Mapping[str, Any]) -> Path:
     """The folder of one condition under --out: a name a person can read (the fn) and a short hash
     of the whole condition, so that no two conditions share a folder (``org/model-a`` and
     ``org_model-a`` included)."""
-    digest = hashlib.sha256(json.dumps(cond, sort_keys=True).encode("utf-8")).hexdigest()[:10]
     readable = re.sub(r"[^A-Za-z0-9._:,=+-]+", "_", str(cond["fn"]))[:80]
-    return out / f"{readable}-{digest}"
+    return out / f"{readable}-{digest(json.dumps(cond, sort_keys=True))}"
 
 
 def state_condition(folder: Path, cond: Mapping[str, Any]) -> None:
@@ -134,9 +155,15 @@ def state_condition(folder: Path, cond: Mapping[str, Any]) -> None:
 def earlier_layout(out: Path, fn: str) -> Optional[Path]:
     """A folder of logs as econarena-run laid them out before each condition had a folder of its
     own (``--out/<fn>/``, no condition file): its condition is not known, so it is not reused."""
-    folder = out / fn.replace("/", "_")
-    if folder.is_dir() and not (folder / CONDITION_FILE).exists() and any(folder.glob("*.jsonl")):
-        return folder
+    name = fn.replace("/", "_")
+    if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX:  # no folder of that name was ever made
+        return None
+    folder = out / name
+    try:
+        if folder.is_dir() and not (folder / CONDITION_FILE).exists() and any(folder.glob("*.jsonl")):
+            return folder
+    except OSError:  # unreadable: not a layout to reuse
+        return None
     return None
 
 

@@ -27,14 +27,17 @@ def test_a_new_log_states_its_format_and_an_old_one_reads_as_format_1(tmp_path):
     assert old.format == 1 and old.settings == [] and old.final_report is not None
 
 
-def test_a_log_from_a_newer_version_is_named_and_read_as_the_oldest(tmp_path):
+@pytest.mark.parametrize("stated", [99, 3, "2", True, None, 0, 2.0, [2]])
+def test_a_log_of_a_format_this_version_does_not_read_is_named_and_not_read(tmp_path, stated):
     src = OLD_LOGS / "econarena_nash.econarena.beauty_L.jsonl"
     lines = src.read_text().splitlines()
     spec = json.loads(lines[0])
     players = {"run_id": spec["spec"]["run_id"], "event_id": 0, "sample_id": "econarena.players",
-               "type": PLAYERS_EVENT, "data": {"players": [], "format": 99}, "created_by": "", "created_at": ""}
+               "type": PLAYERS_EVENT, "data": {"players": [], "format": stated}, "created_by": "", "created_at": ""}
     log = tmp_path / "future.jsonl"
     log.write_text("\n".join([lines[0], json.dumps(players), *lines[1:]]) + "\n")
     read = read_log(log)
-    assert read.format == 1
-    assert any("states format 99" in p and "upgrade econarena-evals" in p for p in read.problems)
+    assert read.unread and f"states format {json.dumps(stated)}," in read.unread and "none of it is used" in read.unread
+    assert read.unread in read.problems
+    assert read.runs == [] and read.sessions == [] and read.final_report is None and read.calls == 0
+    assert read_log(src).unread is None

@@ -53,21 +53,57 @@ def test_a_row_is_what_json_reads(text):
     assert _same(jsonl.decode_row(text), expected)
 
 
-@pytest.mark.parametrize("text", ["{\"x\": 1,}", "[" * 5000 + "]" * 5000, "{\"x\": \"a\tb\"}", "NaN x"])
-def test_what_json_refuses_is_refused_and_what_it_reads_is_read(text):
-    """orjson refuses all four; the reader then does what this Python's json does (3.13's json reads
-    5000 nested lists that 3.11's refuses as too deep)."""
-    try:
-        expected = json.loads(text)
-    except (ValueError, RecursionError):
-        with pytest.raises(ValueError):
-            jsonl.decode_row(text)
-    else:  # only the deep one: read, as json reads it (compared by its depth: comparing it whole recurses too)
-        got = jsonl.decode_row(text)
-        depth = 0
-        while isinstance(got, list) and got:
-            got, depth = got[0], depth + 1
-        assert got == [] and depth == 4999 and isinstance(expected, list)
+@pytest.mark.parametrize("text", ["{\"x\": 1,}", "{\"x\": \"a\tb\"}", "NaN x"])
+def test_what_json_refuses_is_refused(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        jsonl.decode_row(text)
+
+
+def _nested(depth: int) -> str:
+    return '{"a": ' * (depth - 1) + "[]" + "}" * (depth - 1)
+
+
+# Lines both readings must judge alike: numbers orjson refuses or reads otherwise, surrogates, depth at the
+# bound and past it (past orjson's 1,024 and past what this Python's json reads), and lines that are no JSON.
+LINES = [
+    '{"x": NaN, "y": Infinity, "z": -Infinity, "w": 1e400}',
+    '{"x": 18446744073709551616, "y": -9223372036854775809, "z": 9223372036854775807}',
+    '{"x": ' + "7" * 4300 + "}", '{"x": ' + "7" * 4301 + "}", '{"x": 1' + "0" * 400 + ".5}",
+    '{"f": [0.1, 2.5e-308, 5e-324, 1.7976931348623157e308, -0.0]}',
+    '{"x": "\\ud800 lone"}', '{"a": 1, "a": 2}',
+    _nested(jsonl.MAX_DEPTH), _nested(jsonl.MAX_DEPTH + 1), "[" * 64 + "]" * 64, "[" * 65 + "]" * 65,
+    '{"s": "' + "[" * 500 + '"}', _nested(1000), _nested(1100), "[" * 5000 + "]" * 5000,
+    "{\"x\": 1,}", "NaN", "",
+]
+
+
+def _depth(x) -> int:
+    return 1 + max((_depth(v) for v in (x.values() if isinstance(x, dict) else x)), default=0) \
+        if isinstance(x, (dict, list)) else 0
+
+
+@pytest.mark.parametrize("text", LINES, ids=range(len(LINES)))
+def test_a_line_reads_the_same_with_orjson_and_without(text):
+    """The orjson reading (``decode_row``, orjson being installed) and json's (``_json_row``, the reading
+    without orjson) give the same verdict on every line, and the same row to the bit; a line nested
+    deeper than ``MAX_DEPTH`` is refused by both, one at the bound read by both."""
+    assert jsonl._fast_loads is not None  # orjson is a dependency: decode_row takes its path first
+    verdicts = []
+    for read in (jsonl.decode_row, jsonl._json_row):
+        try:
+            verdicts.append(read(text))
+        except ValueError as exc:
+            verdicts.append(type(exc))
+    fast, plain = verdicts
+    assert (fast is jsonl.TooDeep) == (plain is jsonl.TooDeep)
+    if isinstance(fast, type) or isinstance(plain, type):
+        assert isinstance(fast, type) and isinstance(plain, type), (fast, plain)
+    else:
+        assert _same(fast, plain) and _depth(fast) <= jsonl.MAX_DEPTH
+    deep = text.startswith(("[" * 65, '{"a": ' * 64))
+    assert (fast is jsonl.TooDeep) is deep
 
 
 def test_every_line_of_the_old_logs_reads_as_json_reads_it():
