@@ -41,6 +41,7 @@ def patch(module: Any) -> None:
     steps = [
         ("registering the exit status", status.apply_at_exit),
         ("quieting httpx's request lines", http_logs.quiet_http_logs),
+        ("quieting the registry's lines", registry.quiet_registry_logs),
         ("locking the record path", lambda: log_file.lock_record_path(evals.record.LocalRecorder)),
         ("replacing evals' client", lambda: client.replace_client(module)),
         ("adding the registry", lambda: registry.add_our_registry(module)),
