@@ -27,8 +27,15 @@ from evals.record import record_sampling
 from ..calls import seat_call
 from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
-from .completion_args import (EXTRA_BODY_HINT, chat_arg_refusal, check_values, evals_fn_refusal, keyword_names,
-                              request_options, unknown_args)
+from .completion_args import (
+    EXTRA_BODY_HINT,
+    chat_arg_refusal,
+    check_values,
+    evals_fn_refusal,
+    keyword_names,
+    request_options,
+    unknown_args,
+)
 from .reply_bytes import said
 
 SeatFn = Callable[..., CompletionResult]

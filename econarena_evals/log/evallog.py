@@ -512,7 +512,8 @@ def read_log(path: Path) -> EvalLog:
                 kept = log.kept_usage.setdefault(player, dict.fromkeys(USAGE_FIELDS, 0))
                 for k, n in counts.items():
                     kept[k] += n
-    log.kept_calls += sum(n for (session, run), n in calls_by_run.items() if session in copied or (session, run) in copied)
+    log.kept_calls += sum(n for (session, run), n in calls_by_run.items()
+                          if session in copied or (session, run) in copied)
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]

@@ -79,7 +79,8 @@ def test_a_mistyped_model_arg_is_named_before_the_missing_model(model_env, serve
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert len(said(proc)) == 1, said(proc)
     line = said(proc)[0]
-    assert line.startswith("econarena: completion fn econarena/chat: unknown completion arg modle (closest: model"), line
+    assert line.startswith("econarena: completion fn econarena/chat: unknown completion arg modle "
+                           "(closest: model"), line
     assert line.index("modle") < line.index("needs a model"), line
     assert "Traceback" not in proc.stderr
     assert posts(server) == before

@@ -61,3 +61,36 @@ def test_a_fn_whose_module_imports_what_is_not_installed_names_that(tmp_path):
     assert len(said) == 1, said
     assert "its module mine_fn imports 'econarena_no_such_package', which is not installed: pip install" in said[0]
     assert "Traceback" not in proc.stderr
+
+
+RECORDING_FN = '''from evals.api import CompletionFn, CompletionResult
+from evals.record import record_sampling
+class R(CompletionResult):
+    def get_completions(self):
+        return ['{"choice": 1}']
+class Fn(CompletionFn):
+    def __init__(self, **kwargs):
+        pass
+    def __call__(self, prompt, **kwargs):
+        record_sampling(prompt=prompt, sampled=['{"choice": 1}'], model="mine-v1"%s)
+        return R()
+'''
+
+
+@pytest.mark.parametrize("usage,found", [
+    (', usage={"prompt_tokens": 300, "completion_tokens": 7, "total_tokens": 307}',
+     "Found 50/50 sampling events with usage data\n"),
+    ("", "Found 0/50 sampling events with usage data: 50 seat call(s) recorded no token usage (the built-in "
+         "players use none; a fn of your own that records its calls without usage= counts no tokens: pass "
+         "usage={...} to record_sampling, docs/players.md#a-completion-fn-of-your-own-its-token-usage)\n"),
+])
+def test_a_fn_that_records_its_usage_has_it_counted_and_one_that_does_not_is_told_how(usage, found, tmp_path):
+    registry, env = users_fn(tmp_path, "mine", "self, prompt, **kwargs", '{"choice": 1}')
+    (tmp_path / "mine_fn.py").write_text(RECORDING_FN % usage)
+    proc = oaieval("mine", registry, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert found in proc.stderr, proc.stderr[-3000:]
+    summary = subprocess.run([cli("econarena-summary"), str(tmp_path / "log.jsonl")], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert summary.returncode == 0, summary.stderr[-3000:]
+    assert ("15,000" in summary.stdout) == bool(usage), summary.stdout  # 50 calls x 300 prompt tokens

@@ -69,7 +69,8 @@ def test_the_closing_lines_say_what_this_run_did_apart_from_the_folders_total(tm
     assert len(table) == 4, proc.stdout  # both conditions' rows: the folder's total, told apart
     again = run_cli([cli("econarena-run"), "econarena/nash", *TWO, "--out", str(tmp_path), "--max_samples", "2"],
                     base_env())
-    assert "econarena-run: this run: 0 eval(s) played (0 seat calls answered), 2 kept as finished before;" in again.stderr
+    assert ("econarena-run: this run: 0 eval(s) played (0 seat calls answered), 2 kept as finished before;"
+            in again.stderr)
 
 
 def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
