@@ -78,6 +78,13 @@ def suite(f: dict, counts: Dict[str, int]) -> str:
             f"([docs/benchmarks.md](docs/benchmarks.md#main-job-and-set-up)).")
 
 
+def suite_build(f: dict, counts: Dict[str, int]) -> str:
+    b = f["figures"]["suite_build"]
+    return (f"The README's test command as a whole, at load {b['load']}: {b['with_build']} on a fresh clone, the "
+            f"real model's server built first (llama.cpp from source, once, its own step with progress lines; "
+            f"cached in `~/.cache/econarena-evals`), and {b['without_build']} with it cached.")
+
+
 def _minutes(text: str) -> Tuple[int, int]:
     m = re.fullmatch(r"(\d+) min (\d+) s", text)
     assert m, f"not a time in minutes and seconds: {text!r}"
@@ -126,7 +133,7 @@ def main_job_row(f: dict, counts: Dict[str, int]) -> List[str]:
 
 
 TEXTS: Dict[str, Callable[[dict, Dict[str, int]], str]] = {
-    "suite": suite, "main-job-time": main_job, "batch-sentence": batch}
+    "suite": suite, "suite-build": suite_build, "main-job-time": main_job, "batch-sentence": batch}
 # a table row written as "@name" is one of these, so that a figure a sentence also cites is kept once
 ROWS: Dict[str, Callable[[dict, Dict[str, int]], List[str]]] = {
     "@suite": suite_row, "@fast_lane": fast_lane_row, "@main_job": main_job_row}

@@ -29,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from openai_server import OpenAIServer  # noqa: E402
 from policies import scripted  # noqa: E402
 
+# a line per finished test file under --file-progress (scripts/test.sh passes it): tests/file_progress.py
+pytest_plugins = ["file_progress"]
+
 CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
 
 # What a test (or a fixture it uses) does when it starts a process or a server: such a test must

@@ -32,6 +32,11 @@ class Breaker:
     def _why(self) -> str:
         return f"endpoint presumed down after {self._failures} failed calls in a row; last: {self._last_error}"
 
+    def down(self) -> Optional[str]:
+        """Why the endpoint is presumed down now; None while it is not."""
+        with self._lock:
+            return self._why() if self._failures >= self.threshold else None
+
     def admit(self, batch: Any, call: Any) -> Optional[str]:
         """None if ``call`` of ``batch`` may go out (it is then tracked); else why it may not."""
         with self._lock:
@@ -75,3 +80,10 @@ def breaker_for(player: object, policy: CallPolicy) -> Breaker:
             breaker = Breaker(policy.breaker_threshold, policy.probe_interval_s)
             entry = CALL_STATE.breakers[id(player)] = (player, breaker)
         return entry[1]
+
+
+def endpoints_down() -> list[str]:
+    """Why each endpoint of the run that is presumed down now is (one per player whose breaker is open)."""
+    with CALL_STATE.lock:
+        breakers = [breaker for _, breaker in CALL_STATE.breakers.values()]
+    return [why for why in (b.down() for b in breakers) if why]

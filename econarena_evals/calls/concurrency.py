@@ -73,6 +73,11 @@ class Concurrency:
         self.head_ahead = 0
         self.head_clock: Optional[float] = None
 
+    def given_up(self) -> int:
+        """Tries in flight the caller stopped waiting for (past their deadline): they still count in
+        ``in_flight``, the endpoint may still be on them, until they return."""
+        return self.in_flight - len(self.out)
+
     def allowed(self) -> float:
         """How many calls may be in flight now."""
         return min(self.window, self.limit)

@@ -153,12 +153,22 @@ def lane_for(key: Hashable) -> Lane:
     return lane
 
 
-def concurrency_in_use() -> list[tuple[str, int, float]]:
-    """(lane's model, calls in flight, its concurrency limit) of every lane that has sent anything;
-    the limit is inf where the lane is not cut (paced by stated limits, or serving all it gets)."""
-    lanes = [(lane.key, lane.concurrency) for lane in list(CALL_STATE.lanes.values()) if lane.concurrency.sent]
-    return [(model_of(key), flow.in_flight, flow.limit if flow.cut_at_sent is not None else math.inf)
-            for key, flow in lanes]
+def concurrency_in_use() -> list[tuple[str, int, int, float]]:
+    """(lane's model, calls in flight that the run waits for, tries in flight it gave up on, the
+    calls in flight it allows) of every lane that has sent anything. The limit is a whole number
+    (a limit of 2.4 lets a third call out: ``Lane.acquire`` sends while fewer are in flight), inf
+    where the lane is neither cut nor halved by refusals (paced by stated limits, or serving all it
+    gets). Read under the lane's lock: the counts are of one moment."""
+    out = []
+    for lane in list(CALL_STATE.lanes.values()):
+        with lane.cond:
+            flow = lane.concurrency
+            if flow.sent:
+                given_up = flow.given_up()
+                limited = flow.cut_at_sent is not None or flow.window < math.inf
+                out.append((model_of(lane.key), flow.in_flight - given_up, given_up,
+                            float(math.ceil(flow.allowed())) if limited and flow.allowed() < math.inf else math.inf))
+    return out
 
 
 def waits() -> list[tuple[str, str, float]]:

@@ -28,7 +28,7 @@ from evals.record import record_sampling
 
 from ..calls import seat_call
 from ..calls.errors import NotACompletion, RetryNow
-from .completion_args import check_values, decode_args, typed_options
+from .completion_args import chat_arg_refusal, check_values, decode_args, keyword_names, typed_options
 from .reply_bytes import http_client as reply_bytes_client
 from .reply_bytes import said
 from .usage import usage_fields
@@ -166,8 +166,11 @@ class ChatCompletionFn(CompletionFn):
     ) -> None:
         self.model = model or azure_deployment or os.environ.get("ECONARENA_MODEL")
         if not self.model:
+            # a mistyped arg first (modle=...): it is likelier the cause than a model left out
+            unknown = chat_arg_refusal(extra_options, keyword_names(ChatCompletionFn.__init__, named_only=True) or ())
             raise ValueError(
-                "econarena/chat needs a model: --completion_args model=NAME, econarena/chat:NAME, "
+                (f"{unknown}; and " if unknown else "")
+                + "econarena/chat needs a model: --completion_args model=NAME, econarena/chat:NAME, "
                 "or ECONARENA_MODEL=NAME"
             )
         # Azure OpenAI: an endpoint (argument or AZURE_OPENAI_ENDPOINT) and an api-version (argument

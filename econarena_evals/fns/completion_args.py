@@ -167,6 +167,18 @@ def unknown_args(given: Iterable[str], takes: Optional[Iterable[str]], known: It
     return with_closest(unknown, sorted(takes | frozenset(known))) if unknown else ""
 
 
+# where a request field only the user's server knows goes (the openai client sends it as it is)
+EXTRA_BODY_HINT = "a field only your server knows goes in extra_body (extra_body=@file.json)"
+
+
+def chat_arg_refusal(given: Iterable[str], own: Iterable[str]) -> str:
+    """econarena/chat's refusal of the completion args of ``given`` that neither it (its own args
+    ``own``) nor the openai client's ``chat.completions.create()`` takes; "" if it takes them all."""
+    line = unknown_args(given, request_options("chat"), own)
+    return (f"unknown completion arg {line}: neither econarena/chat nor the openai client's "
+            f"chat.completions.create() takes it; {EXTRA_BODY_HINT}") if line else ""
+
+
 def evals_fn_refusal(name: str, cls: Any, route: str, given: Iterable[str]) -> str:
     """Why evals' own OpenAI fn ``cls`` (made for ``name``) cannot take completion args ``given``;
     "" if it takes them all. Its constructor takes a few args and drops or refuses any other

@@ -27,7 +27,15 @@ from evals.record import record_sampling
 from ..calls import seat_call
 from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
-from .completion_args import check_values, evals_fn_refusal, keyword_names, request_options, unknown_args
+from .completion_args import (
+    EXTRA_BODY_HINT,
+    chat_arg_refusal,
+    check_values,
+    evals_fn_refusal,
+    keyword_names,
+    request_options,
+    unknown_args,
+)
 from .reply_bytes import said
 
 SeatFn = Callable[..., CompletionResult]
@@ -71,10 +79,6 @@ def _evals_one_try(fn: Any, timeout_s: float, prompt_cls: Any, result_cls: Any, 
 # What the client's create() takes that a fn sets itself on every request: the same name as a
 # completion arg would replace the prompt, or clash with the fn's own keyword (a TypeError per call).
 _SENT_BY_THE_FN = {"chat": frozenset({"model", "messages"}), "completions": frozenset({"model", "prompt"})}
-# Where a field only the server knows goes (vLLM's top_k, llama.cpp's min_p): the client sends it as it is.
-_EXTRA_BODY_HINT = "a field only your server knows goes in extra_body (extra_body=@file.json)"
-
-
 _CREATE = {"chat": "chat.completions.create()", "completions": "completions.create()"}
 
 
@@ -120,7 +124,7 @@ def check_args(fn: CompletionFn) -> None:
     line = unknown_args(options, None if takes is None else takes - _SENT_BY_THE_FN[route])
     if line:
         raise ValueError(f"unknown request option {line} in extra_options: neither {fn.model} nor the openai "
-                         f"client's {_CREATE[route]} takes it; {_EXTRA_BODY_HINT}")
+                         f"client's {_CREATE[route]} takes it; {EXTRA_BODY_HINT}")
     fn.extra_options = check_values(options)
 
 
@@ -136,11 +140,9 @@ def _check_chat(fn: ChatCompletionFn) -> None:
     for name in ("extra_body", "extra_query"):
         if options.get(name) is not None and not isinstance(options[name], dict):
             raise ValueError(f"completion arg {name} must be a JSON object ({name}=@file.json), got {options[name]!r}")
-    takes = request_options("chat")
-    line = unknown_args(options, takes, keyword_names(ChatCompletionFn.__init__, named_only=True) or ())
-    if line:
-        raise ValueError(f"unknown completion arg {line}: neither econarena/chat nor the openai client's "
-                         f"{_CREATE['chat']} takes it; {_EXTRA_BODY_HINT}")
+    refusal = chat_arg_refusal(options, keyword_names(ChatCompletionFn.__init__, named_only=True) or ())
+    if refusal:
+        raise ValueError(refusal)
 
 
 def lane_key(fn: CompletionFn) -> Optional[tuple[str, ...]]:

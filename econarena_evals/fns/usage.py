@@ -9,7 +9,9 @@ and, before the report, give every usage the same keys, missing ones as 0.
 """
 from __future__ import annotations
 
+import logging
 import math
+import re
 from typing import Any, Mapping, Optional
 
 # a sampling event's note on usage fields that were no count (recorded as missing, the reply kept)
@@ -86,3 +88,35 @@ def unify_usage_keys(recorder: Any) -> None:
         keys.update(dict.fromkeys(e.data["usage"]))
     for e in events:
         e.data["usage"] = {k: e.data["usage"].get(k, 0) for k in keys}
+
+
+# evals' count at the end of oaieval (evals/cli/oaieval.py, ``add_token_usage_to_result``)
+_FOUND = re.compile(r"Found (\d+)/(\d+) sampling events with usage data\Z")
+USAGE_DOCS = "docs/players.md#a-completion-fn-of-your-own-its-token-usage"
+
+
+class UsageLineFilter:
+    """evals' "Found 0/1000 sampling events with usage data" read as a fault where a fn records its
+    calls without ``usage=`` (the example fn does) or a built-in player uses no tokens: the line says
+    which calls carry no usage and how a fn of the user's gives it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            m = _FOUND.match(record.getMessage())
+        except Exception:  # noqa: BLE001 - a line that cannot be read is left as it is
+            return True
+        if m and int(m.group(1)) < int(m.group(2)):
+            without = int(m.group(2)) - int(m.group(1))
+            record.msg = (f"{record.getMessage()}: {without:,} seat call(s) recorded no token usage (the built-in "
+                          "players use none; a fn of your own that records its calls without usage= counts no "
+                          f"tokens: pass usage={{...}} to record_sampling, {USAGE_DOCS})")
+            record.args = None
+        return True
+
+
+def explain_usage_line() -> None:
+    """Put ``UsageLineFilter`` on oaieval's logger, once."""
+    logger = logging.getLogger("evals.cli.oaieval")
+    if not any(isinstance(f, UsageLineFilter) for f in logger.filters):
+        logger.addFilter(UsageLineFilter())
+

@@ -46,6 +46,11 @@ def make_econarena_fns(registry_module: Any) -> None:
                 _refuse_under_cli(ValueError(not_registered(name, list(self._completion_fns) + list(self._solvers))))
             _refuse_under_cli(ValueError(f"completion fn {name}: {exc}"))
             raise
+        except ModuleNotFoundError as exc:  # a fn of the user's whose module is not on the path
+            said = _missing_module(self, name, exc)
+            if said:
+                _refuse_under_cli(ValueError(said))
+            raise
         except TypeError as exc:  # an arg the fn does not take (evals' gpt-4 and temperature=...)
             if "unexpected keyword argument" not in str(exc):
                 raise
@@ -88,6 +93,29 @@ def _not_taken(registry_module: Any, registry: Any, name: str, args: dict[str, A
     except Exception:  # noqa: BLE001 - the refusal must not fail: evals' own message is said instead
         return ""
     return f"completion fn {name} does not take the completion arg {line}" if line else ""
+
+
+def _missing_module(registry: Any, name: str, exc: ModuleNotFoundError) -> str:
+    """The refusal of completion fn ``name`` whose class cannot be imported for want of a module:
+    the module, and the fix (the folder on PYTHONPATH, or the package installed); "" when the
+    registry names no class for it (evals' own error is said then)."""
+    try:
+        spec = registry.get_completion_fn(name) if name in registry._completion_fns else None
+    except Exception:  # noqa: BLE001 - the refusal must not fail: evals' own error is said instead
+        return ""
+    cls = str(getattr(spec, "cls", "") or "")
+    if not cls or not exc.name:
+        return ""
+    module = cls.split(":")[0]
+    raw = registry._completion_fns.get(name)
+    root = raw.get("registry_path") if isinstance(raw, dict) else None
+    where = f" (registry {root})" if root else ""
+    if module == exc.name or module.startswith(exc.name + "."):
+        return (f"completion fn {name}: its class {cls}{where} cannot be imported: no module {exc.name!r} on the "
+                "Python path; put the folder that holds it on PYTHONPATH (export PYTHONPATH=/path/to/folder"
+                "${PYTHONPATH:+:$PYTHONPATH}) or pip install the package that has it")
+    return (f"completion fn {name}: its module {module} imports {exc.name!r}, which is not installed: "
+            f"pip install the package that has it (in this Python: {sys.executable})")
 
 
 # how evals 3.0.1.post1's make_completion_fn says a name is neither a model it routes nor registered

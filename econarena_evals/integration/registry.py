@@ -18,6 +18,7 @@ evals 3.0.1.post1 has no plugin discovery: it reads its own registry, ``~/.evals
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
@@ -69,7 +70,11 @@ def add_our_registry(registry_module: Any) -> Optional[Path]:
         load, add = registry_cls._load_registry, registry_cls.add_registry_paths
 
         def _load_registry(self, registry_paths, resource_type):
-            return load(self, dedupe_roots(registry_paths, ours), resource_type)
+            roots = dedupe_roots(registry_paths, ours)
+            if not getattr(self, "_econarena_said_roots", False):
+                self._econarena_said_roots = True
+                logging.getLogger(__name__).info("%s", roots_line(roots, registry_module))
+            return load(self, roots, resource_type)
 
         def add_registry_paths(self, paths):
             for path in paths:
@@ -82,6 +87,43 @@ def add_our_registry(registry_module: Any) -> Optional[Path]:
             registry_cls._load_file = _libyaml_load_file(registry_cls._load_file)
         registry_cls._econarena_roots = True
     return ours
+
+
+def roots_line(roots: Sequence[Any], registry_module: Any) -> str:
+    """The one line that stands for evals' "Loading registry from ..." lines (one per folder and kind
+    of entry: 9 to 16 of them a run): the registries read, evals' and ours named short."""
+    own = Path(getattr(registry_module, "__file__", "") or ".").parent / "registry"
+    names = []
+    for root in roots:
+        path = Path(root)
+        if not path.is_dir():
+            continue  # evals skips a folder that is not there (~/.evals, mostly)
+        names.append("evals'" if path.resolve() == own.resolve() else "econarena's" if is_econarena_registry(path)
+                     else str(path))
+    return f"Loading registries: {', '.join(names) or 'none'} (oaieval --debug: each folder as it is read)"
+
+
+class RegistryLogFilter:
+    """Drops evals' "Loading registry from <folder>/<kind>" INFO lines (``roots_line`` says them in
+    one), and its warning that the model list could not be fetched for want of a key (a run of the
+    built-in players or a fn of the user's needs none; a fn that does is refused in one line before
+    any call), unless ``oaieval --debug``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if logging.getLogger().getEffectiveLevel() <= logging.DEBUG:
+            return True
+        text = str(record.msg)
+        if record.levelno < logging.WARNING and text.startswith("Loading registry from "):
+            return False
+        return not (text.startswith("Could not fetch API model IDs") and "Missing credentials" in text)
+
+
+def quiet_registry_logs() -> None:
+    """evals logs its registry folders on the root logger (``logging.info``) and the model-list
+    warning on ``evals.registry``: a filter on each."""
+    for logger in (logging.getLogger(), logging.getLogger("evals.registry")):
+        if not any(isinstance(f, RegistryLogFilter) for f in logger.filters):
+            logger.addFilter(RegistryLogFilter())
 
 
 def _libyaml_load_file(load_file: Any) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from ..fns.usage import explain_usage_line
 from . import client, completion_fns, http_logs, log_file, names, registry, status
 
 ERRORS: list[tuple[str, str]] = []  # (where, repr of the exception), for the doctor
@@ -41,6 +42,8 @@ def patch(module: Any) -> None:
     steps = [
         ("registering the exit status", status.apply_at_exit),
         ("quieting httpx's request lines", http_logs.quiet_http_logs),
+        ("quieting the registry's lines", registry.quiet_registry_logs),
+        ("saying which calls recorded no usage", explain_usage_line),
         ("locking the record path", lambda: log_file.lock_record_path(evals.record.LocalRecorder)),
         ("replacing evals' client", lambda: client.replace_client(module)),
         ("adding the registry", lambda: registry.add_our_registry(module)),

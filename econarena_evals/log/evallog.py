@@ -61,6 +61,8 @@ class EvalLog:
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     # the part of ``usage`` a resumed run kept from the log it resumed from (sent and paid by that run)
     kept_usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the part of ``calls`` a resumed run kept from the log it resumed from (answered by that run)
+    kept_calls: int = 0
     plan: Optional[dict[str, Any]] = None  # the econarena_plan event: what the plan line estimated
     resumed_from: Optional[str] = None  # the log this run resumed from (its plan event says), if any
     stop: Optional[dict[str, Any]] = None  # the econarena_stop event: why the run stopped early
@@ -419,6 +421,7 @@ def read_log(path: Path) -> EvalLog:
     reading = Reading()
     copied: set[Any] = set()  # sessions and (session, run)s a resume copied from the log it resumed from
     by_run: dict[tuple[Any, Any], dict[str, dict[str, int]]] = {}  # (session, run) -> usage of its other calls
+    calls_by_run: dict[tuple[Any, Any], int] = {}  # (session, run) -> its other seat calls
     bad_spec = None
     # an inspect_ai log of the inspect front end reads as the same rows (``inspect_log``)
     rows = iter_inspect_rows(path, reading) if is_inspect_log(path) else iter_rows(path, reading)
@@ -492,9 +495,11 @@ def read_log(path: Path) -> EvalLog:
                 tag = data[SEAT_TAG]
                 if data.get(RESUMED_FROM):
                     add_usage(log.kept_usage, data)
+                    log.kept_calls += 1
                 elif isinstance(tag, dict) and isinstance(tag.get("session"), int) and isinstance(tag.get("run"), int):
                     # kept if its session or its run was copied: known once the whole log is read
                     add_usage(by_run.setdefault((tag["session"], tag["run"]), {}), data)
+                    calls_by_run[(tag["session"], tag["run"])] = calls_by_run.get((tag["session"], tag["run"]), 0) + 1
                 key = (_seat_key_number(tag.get("session"), tag.get("run"), tag.get("seat"))
                        if isinstance(tag, dict) else None)
                 if key is not None:
@@ -512,6 +517,8 @@ def read_log(path: Path) -> EvalLog:
                 kept = log.kept_usage.setdefault(player, dict.fromkeys(USAGE_FIELDS, 0))
                 for k, n in counts.items():
                     kept[k] += n
+    log.kept_calls += sum(n for (session, run), n in calls_by_run.items()
+                          if session in copied or (session, run) in copied)
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
@@ -529,7 +536,7 @@ def read_log(path: Path) -> EvalLog:
         log.problems.append(reading.mixed or log.unread)  # type: ignore[arg-type]
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
-        log.kept_usage, log.forged, log.resumed_from = {}, [], None
+        log.kept_usage, log.kept_calls, log.forged, log.resumed_from = {}, 0, [], None
         log.call_keys, log.call_offsets = array("q"), array("q")
         return log
     if reading.refused:

@@ -43,10 +43,24 @@ def duration(seconds: float) -> str:
 
 def in_flight() -> str:
     """", 2 in flight (limit 2)" per lane; the limit only where the lane follows a server that
-    serves fewer than it was sent, and the lane's model where there are several."""
+    serves fewer than it was sent, and the lane's model where there are several. A count is never
+    above the limit printed beside it: calls sent before the limit was cut are said apart, and so
+    are tries given up on (past their deadline) that the endpoint may still be decoding, which hold
+    places of the limit until they return."""
     lanes = concurrency_in_use()
-    parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"{n} in flight"
-             + (f" (limit {limit:.0f})" if limit != float("inf") else "") for model, n, limit in lanes]
+    parts = []
+    for model, n, given_up, limit in lanes:
+        part = (f"{model}: " if len(lanes) > 1 and model else "")
+        if limit == float("inf"):
+            part += f"{n} in flight"
+        else:
+            within = min(n, int(limit))
+            part += f"{within} in flight (limit {limit:.0f})"
+            if n > within:
+                part += f" and {n - within} sent before the limit was cut"
+        if given_up:
+            part += f", {given_up} given up on still at the endpoint"
+        parts.append(part)
     return (", " + "; ".join(parts)) if parts else ""
 
 

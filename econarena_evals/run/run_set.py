@@ -249,8 +249,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             folder.rmdir()
 
 
+class RunSetDone:
+    """What this econarena-run did, apart from what the folder held before it: the closing table
+    counts every log in ``--out`` (other conditions, earlier runs), this says the run's own share."""
+
+    def __init__(self) -> None:
+        self.played = self.kept = self.calls = self.reused = 0
+
+    def ran(self, log_path: Path) -> None:
+        """An oaieval of this run wrote ``log_path`` (or nothing, if it was refused)."""
+        self.played += 1
+        if not log_path.is_file():
+            return
+        log = read_log(log_path)
+        self.calls += max(0, log.calls - log.kept_calls)
+        self.reused += log.kept_calls
+
+    def line(self, out: Path) -> str:
+        reused = f"; {self.reused:,} more taken from the logs they resumed" if self.reused else ""
+        kept = f", {self.kept} kept as finished before" if self.kept else ""
+        return (f"this run: {self.played} eval(s) played ({self.calls:,} seat calls answered{reused}){kept}; "
+                f"the table below counts every log in {out}, earlier runs' and other conditions' included")
+
+
 def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str], folder: Path, oaieval: str) -> int:
     worst = 0
+    done = RunSetDone()
     for i, eval_name in enumerate(evals, 1):
         logs = logs_of(folder, eval_name)
         say = f"econarena-run: [{i}/{len(evals)}] {eval_name}:"
@@ -263,6 +287,7 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
         state = read_log(latest) if latest is not None else None
         if state is not None and status_of(state) == "finished":
             print(f"{say} kept {latest} (finished; delete it to run that eval again)", file=sys.stderr)
+            done.kept += 1
             continue
         if state is not None and status_of(state) == RUNNING:  # a second run would pay for its calls again
             print(f"{say} {latest} is being written by a run that is still going: wait for it to end, "
@@ -277,6 +302,7 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
             print(f"{say} {latest} is {status_of(state)}: resuming from it", file=sys.stderr)
         print(f"{say} oaieval {opts.fn} {eval_name} --record_path {target}", file=sys.stderr)
         status = run_child([oaieval, opts.fn, eval_name, "--record_path", str(target), *passthrough], env)
+        done.ran(Path(target))
         if status < 0:  # killed by a signal it could not catch (kill -9, out of memory): a stop too
             print(f"econarena-run: oaieval was killed by signal {-status}: the set stops here; the same command "
                   f"again goes on from {eval_name}, resuming what was answered", file=sys.stderr)
@@ -290,6 +316,7 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
         elif status != 0 and worst == 0:
             worst = 1
     print(file=sys.stderr)
+    print(f"econarena-run: {done.line(opts.out)}", file=sys.stderr)
     # the table of just this folder's logs (a separate process: the report is a layer above the run)
     prices = [x for flag, v in (("--price-in", opts.price_in), ("--price-out", opts.price_out),
                                 ("--batch-discount", opts.batch_discount)) if v is not None for x in (flag, v)]

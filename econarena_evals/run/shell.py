@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from ..calls.breaker import endpoints_down
 from ..calls.state import CALL_STATE, stop_run, wait_in_flight
 from ..core.redact import redact_text
 from ..integration import status as exit_status
@@ -199,8 +200,12 @@ class Shell:
             self.record_stop(CALL_STATE.stop_word or "stopped", CALL_STATE.stop_reason)
             self._say_running_batches()
         if errored:
-            hint_at_exit(self.recorder, f"stopped: {CALL_STATE.stop_reason}." if CALL_STATE.stop_reason
-                         else f"{errored} session(s) errored.", self.counts.kept)
+            why = f"stopped: {CALL_STATE.stop_reason}." if CALL_STATE.stop_reason else f"{errored} session(s) errored."
+            down = endpoints_down()
+            if down:  # the resume goes to the same endpoint: said before the command, not after it fails again
+                why += (f" The endpoint stopped answering ({down[0]}): fix it first (is the server up? are "
+                        "OPENAI_BASE_URL / api_base right?), or the resume below fails the same way.")
+            hint_at_exit(self.recorder, why, self.counts.kept)
             exit_status.fail(exit_status.STOPPED if CALL_STATE.stop_reason else exit_status.ERRORED)
         # else said with the resume command, or by disk.on_write_error
         if CALL_STATE.stop_reason and not errored and not disk.failed(self.recorder):

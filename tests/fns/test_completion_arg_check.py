@@ -71,6 +71,22 @@ def test_a_mistyped_option_inside_extra_options_is_refused(model_env, server, tm
 
 
 @pytest.mark.e2e
+def test_a_mistyped_model_arg_is_named_before_the_missing_model(model_env, server, tmp_path):
+    """`econarena/chat --completion_args modle=...`: the unknown `modle` is what the user got wrong;
+    the refusal names it (and `model`, the closest) first, then the model it therefore lacks."""
+    before = posts(server)
+    proc = oaieval("econarena/chat", model_env, tmp_path, "--completion_args", "modle=gpt-4")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert len(said(proc)) == 1, said(proc)
+    line = said(proc)[0]
+    assert line.startswith("econarena: completion fn econarena/chat: unknown completion arg modle "
+                           "(closest: model"), line
+    assert line.index("modle") < line.index("needs a model"), line
+    assert "Traceback" not in proc.stderr
+    assert posts(server) == before
+
+
+@pytest.mark.e2e
 def test_right_but_unusual_args_still_reach_the_server(model_env, server, tmp_path):
     model = "unusual-args-model"  # a name of this test's own: its requests are told apart at the shared server
     args = 'logit_bias={"50256":-100},extra_body={"top_k":40},user=researcher-1'

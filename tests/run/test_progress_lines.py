@@ -96,3 +96,23 @@ def test_the_plan_gives_the_expected_completions_beside_the_bound_then_the_first
     log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     tokens = [e["data"]["usage"]["completion_tokens"] for e in log if e.get("type") == "sampling"]
     assert len(tokens) == 100 and min(tokens) - 1 <= mean <= max(tokens) + 1
+
+
+IN_FLIGHT = re.compile(r"(\d+) in flight \(limit (\d+)\)")
+
+
+@pytest.mark.e2e
+def test_a_one_slot_servers_calls_in_flight_are_never_above_the_limit_printed_beside_them(tmp_path):
+    """A server that decodes one request at a time: the lane opens wide, then cuts its limit to about
+    what the server serves while dozens are still out. Every progress line's count is at most the
+    limit beside it (it printed "6 in flight (limit 2)")."""
+    server = OpenAIServer(scripted, models=("gpt-4",), slots=1, decode_s=0.02).start()
+    try:
+        proc = run(server, tmp_path, ECONARENA_PROGRESS_S="0.1")
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counted = [(int(n), int(limit)) for line in shown(proc.stderr) if PROGRESS.search(line)
+               for n, limit in IN_FLIGHT.findall(line)]
+    assert counted, proc.stderr[-3000:]  # the limit was cut and printed
+    assert all(n <= limit for n, limit in counted), counted

@@ -1,6 +1,9 @@
 """The progress line says when the run waits on its endpoint: a run at 0 calls/min otherwise looks stuck."""
 from __future__ import annotations
 
+import re
+import time
+
 from econarena_evals.calls.lanes import lane_for
 from econarena_evals.calls.state import CALL_STATE
 from econarena_evals.run.progress import Progress
@@ -28,4 +31,28 @@ def test_a_refusal_is_said_while_its_pause_lasts():
     assert ", waiting: the endpoint is rate limited (429), no answer for" in progress_line()
     lane.end(None, 0.5, answered=True)  # an answer (a call sent before the refusal): no longer waiting on it
     assert "waiting" not in progress_line()
+    CALL_STATE.reset()
+
+
+IN_FLIGHT = re.compile(r"(\d+) in flight \(limit (\d+)\)")
+
+
+def test_in_flight_is_never_above_the_limit_printed_beside_it():
+    """Six tries out on a lane whose limit was then cut to 2, two of them past their deadline (given
+    up on, the endpoint still on them): said as what they are, not "6 in flight (limit 2)"."""
+    CALL_STATE.reset()
+    lane = lane_for(("http://127.0.0.1:8000/v1", "key", "local-x"))
+    now = time.monotonic()
+    flow = lane.concurrency
+    tickets = [flow.send(now) for _ in range(6)]
+    flow.limit, flow.cut_at_sent = 1.6, flow.sent  # the server's pace was learned: about one at a time, plus one
+    lane.forget(tickets[0])
+    lane.forget(tickets[1])
+    line = progress_line()
+    assert ", 2 in flight (limit 2) and 2 sent before the limit was cut, 2 given up on still at the endpoint" in line
+    assert all(int(n) <= int(limit) for n, limit in IN_FLIGHT.findall(line)), line
+    for ticket in tickets[2:]:
+        lane.end(ticket, heard=True)  # an error status: ended, the limit left as it is
+    line = progress_line()
+    assert ", 0 in flight (limit 2), 2 given up on still at the endpoint" in line, line
     CALL_STATE.reset()

@@ -27,7 +27,7 @@ from econarena_evals.run.resume import ResumeRefused, resumption
 from econarena_evals.run.resume_command import hint, next_record_path, resume_command
 from econarena_evals.score.metrics import METRICS, session_metrics
 
-from conftest import REGISTRY, base_env, cli, run_cli
+from conftest import ERRORED, REGISTRY, base_env, cli, dead_endpoint, run_cli
 from openai_server import OpenAIServer
 from policies import scripted
 
@@ -194,6 +194,7 @@ def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted (Ctrl-C)" in err and "Traceback" not in err
+    assert "stopped answering" not in err  # a stop of the user's, at a live endpoint: nothing to fix
     line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
     args = shlex.split(line)
     # the command carries the endpoint the run used (never a key)
@@ -206,6 +207,20 @@ def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path)
     assert kept_runs * 5 <= read_log(log).calls
     assert len(srv.requests) - before == 30 * CALLS - read_log(log).calls
     assert read_log(tmp_path / "log.resumed.jsonl").final_report["sessions"] == 30
+
+
+@pytest.mark.e2e
+def test_a_dead_endpoint_says_to_fix_it_before_the_resume_command(tmp_path):
+    """Every call fails to connect: the breaker presumes the endpoint down, the sessions error, and
+    the lines before the resume command say to fix the endpoint first (the command goes to it again)."""
+    log = tmp_path / "log.jsonl"
+    proc = run_cli([cli("oaieval"), "econarena/chat:gpt-4", "econarena.beauty_L", "--registry_path", str(REGISTRY),
+                    "--record_path", str(log), "--max_samples", "1", "--extra_eval_params", "call_timeout_s=3"],
+                   dead_endpoint(base_env()), returncode=ERRORED)
+    said = proc.stderr[proc.stderr.index("econarena: 1 session(s) errored."):]
+    assert said.index("The endpoint stopped answering (endpoint presumed down") < said.index("fix it first") \
+        < said.index("To resume it"), said
+    assert "OPENAI_BASE_URL=http://127.0.0.1:9/v1" in said and "resume_from=" in said
 
 
 # ---- the pieces, without a server ----

@@ -56,6 +56,23 @@ def test_a_set_goes_to_its_own_folder_and_a_second_run_keeps_every_log(tmp_path)
     assert again.stderr.count(": kept ") == 5 and "oaieval econarena/nash" not in again.stderr
 
 
+def test_the_closing_lines_say_what_this_run_did_apart_from_the_folders_total(tmp_path):
+    """A second condition into the same --out: its closing line counts its own seat calls (2 evals
+    x 2 sessions x 5 seats x 10 runs), not the folder's (which holds the first run's 100 too)."""
+    run_cli([cli("econarena-run"), "econarena/nash", *TWO, "--out", str(tmp_path), "--max_samples", "1"], base_env())
+    proc = run_cli([cli("econarena-run"), "econarena/nash", *TWO, "--out", str(tmp_path), "--max_samples", "2"],
+                   base_env())
+    said = [line for line in proc.stderr.splitlines() if line.startswith("econarena-run: this run:")]
+    assert said == [f"econarena-run: this run: 2 eval(s) played (200 seat calls answered); the table below counts "
+                    f"every log in {tmp_path}, earlier runs' and other conditions' included"], proc.stderr[-2000:]
+    table = [line for line in proc.stdout.splitlines() if line.startswith("econarena/nash ")]
+    assert len(table) == 4, proc.stdout  # both conditions' rows: the folder's total, told apart
+    again = run_cli([cli("econarena-run"), "econarena/nash", *TWO, "--out", str(tmp_path), "--max_samples", "2"],
+                    base_env())
+    assert ("econarena-run: this run: 0 eval(s) played (0 seat calls answered), 2 kept as finished before;"
+            in again.stderr)
+
+
 def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
     env = base_env() | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}  # nothing listens
     proc = run_cli([cli("econarena-run"), "econarena/chat:gpt-4o", *TWO, "--out", str(tmp_path),
