@@ -248,6 +248,13 @@ def player_items(mapping: Mapping[str, Any], order: Sequence[str]) -> list[tuple
     return sorted(mapping.items(), key=lambda item: (place.get(item[0], len(place)), item[0]))
 
 
+def inputs_in_order(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The inputs table's logs: by their player in the report's order, then as listed (a log of no
+    player, skipped, last)."""
+    place = {p: i for i, p in enumerate(players_of(result))}
+    return sorted(result["inputs"], key=lambda n: place.get(n.get("player"), len(place)))
+
+
 def in_order(by_column: dict[str, Any], columns: Sequence[str]) -> list[tuple[str, Any]]:
     """A {column: x} mapping's items in the report's column order (any other column after, by name)."""
     place = {col: i for i, col in enumerate(columns)}

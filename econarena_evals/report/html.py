@@ -52,6 +52,7 @@ from .analysis import (
     figure,
     floor_rows,
     in_order,
+    inputs_in_order,
     player_items,
     players_of,
 )
@@ -564,7 +565,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     body.append('<section class="part">' + plots_html(out, result.get("plots") or {}) + "</section>")
     inputs = [[(n.get("path") or n["file"], n.get("path") or n["file"]),
                (n.get("player") or "-", n.get("player") or ""),
-               (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in result["inputs"]]
+               (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in inputs_in_order(result)]
     folder = result.get("inputs_folder")
     body.append('<section class="part"><h2 id="inputs">Inputs</h2>'
                 + (f"<p>Logs under <code>{esc(folder)}</code>.</p>" if folder else "")

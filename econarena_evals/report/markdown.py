@@ -26,6 +26,7 @@ from .analysis import (
     figure,
     floor_rows,
     in_order,
+    inputs_in_order,
     player_items,
     players_of,
 )
@@ -148,7 +149,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += ["## Inputs", ""] + ([f"Logs under {md(folder)}.", ""] if folder else [])
     lines += ["| log | player | status | notes |", "|---|---|---|---|"]
     lines += [md_row([md(n.get("path") or n["file"]), md(n.get("player") or "-"), md(n["status"]), md(n["why"] or "")])
-              for n in result["inputs"]]
+              for n in inputs_in_order(result)]
     return "\n".join(lines) + "\n"
 
 
