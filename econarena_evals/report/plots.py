@@ -96,10 +96,14 @@ def plot_convergence(cell: str, game: GameReport, series: dict[str, list[float]]
                      references: Sequence[Reference] = (), with_history: bool = False,
                      note: str = "") -> dict[str, Any]:
     """``convergence_figure``, written to ``path``."""
-    plt = _plt()
-    fig, plotted = convergence_figure(cell, game, series, references, with_history, note)
+    return _written(convergence_figure(cell, game, series, references, with_history, note), path)
+
+
+def _written(drawn: tuple[Any, dict[str, Any]], path: Path) -> dict[str, Any]:
+    """A figure written to ``path`` and closed; what it shows."""
+    fig, plotted = drawn
     fig.savefig(path)
-    plt.close(fig)
+    _plt().close(fig)
     return plotted
 
 
@@ -158,11 +162,7 @@ def plot_first_run(cell: str, game: GameReport, shares: dict[str, list[float]], 
                    human: Sequence[float] = (), references: Sequence[Reference] = (),
                    note: str = "") -> dict[str, Any]:
     """``first_run_figure``, written to ``path``."""
-    plt = _plt()
-    fig, plotted = first_run_figure(cell, game, shares, human, references, note)
-    fig.savefig(path)
-    plt.close(fig)
-    return plotted
+    return _written(first_run_figure(cell, game, shares, human, references, note), path)
 
 
 def first_run_figure(cell: str, game: GameReport, shares: dict[str, list[float]],
