@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Dict
 
 GAMA_LABEL = "GAMA-Bench, 10 players, [0, 100]"
+# its sealed-bid auctions: the same 10 players, each value drawn from 0..200 in steps of 10 (``auction_bid_value``)
+GAMA_AUCTION_LABEL = "GAMA-Bench, 10 players, values 0-200"
 _NAME = "references.json"
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from ..core import depth, prompts
 from ..core.outcome import RunOutcome, SeatOutcome, finite_or_none
 from ..core.prompts import NUM, PromptFacts, actions_list, float_or_none, fmt, history_block, players_list
-from ..core.references import GAMA_LABEL, load_references
+from ..core.references import GAMA_AUCTION_LABEL, load_references
 from ..core.sessions import CellConfig, Session
 from .protocol import Reference
 
@@ -354,5 +354,5 @@ def bid_references(plot: str, models: Sequence[str], key: str, figure: str, what
     for model in models:
         value = ((table.get(model) or {}).get(key) or {}).get(figure)
         if value is not None:
-            out.append(Reference(f"{model}: {what} {value:.2f} ({GAMA_LABEL.split(',')[0]})", "vline", (value,)))
+            out.append(Reference(f"{model}: {what} {value:.2f} ({GAMA_AUCTION_LABEL})", "vline", (value,)))
     return out

@@ -88,8 +88,19 @@ def nash_ceilings(column_floors: Mapping[str, Mapping[str, Optional[float]]], se
 
 
 # The rows under every metric table: (policy, label); Nash play is split by whether it is a ceiling.
-FLOOR_ROWS = (("rule_break", "floor: always breaks the rules"), ("random", "floor: uniform random"),
-              ("nash", "ceiling: Nash play"))
+# A rule breaker's row is the metric's zero point, not a score earned: where the game pays a seat that
+# breaks the rules something (an auction: its assets less the fee, contract §4), payoff-based metrics
+# give it a figure above 0, which a reader must not take for credit.
+FLOOR_ROWS = (("rule_break", "zero point: every answer a rule break (no credit up to here)"),
+              ("random", "floor: uniform random"), ("nash", "ceiling: Nash play"))
+FLOORS_NOTE = ("Under each table, the metric on the column's own sessions for three tables of one policy, scored by "
+               "the game's scorer: the zero point, every answer a rule break, which is what the metric gives for "
+               "no valid play at all and no credit (where a game pays a rule breaker something, as an auction "
+               "pays its assets less the fee, payoff-based metrics start above 0: a player's figure means "
+               "something only above this row); uniform random play over the valid range; and Nash play, the "
+               "ceiling only where no player can score above it (self-play, or a metric where it scores 1); "
+               "against opponents a player can win more than its share, and there Nash play's row says it is "
+               "no ceiling.")
 NASH_NO_CEILING = "Nash play at every seat (no ceiling: a player can score above it against these opponents)"
 
 
@@ -225,6 +236,25 @@ def column_labels(result: dict[str, Any]) -> list[str]:
     return listed + sorted({d["column"] for d in result["conditions"]} - set(listed))
 
 
+def players_of(result: Mapping[str, Any]) -> list[str]:
+    """The players in the report's one order (``compute``: ``leaderboard.player_order``), every table's."""
+    listed = list(result.get("players") or [])
+    return listed + sorted({d["player"] for d in result["conditions"]} - set(listed))
+
+
+def player_items(mapping: Mapping[str, Any], order: Sequence[str]) -> list[tuple[str, Any]]:
+    """A {player: x} mapping's items in the report's order of players (any other player after, by name)."""
+    place = {p: i for i, p in enumerate(order)}
+    return sorted(mapping.items(), key=lambda item: (place.get(item[0], len(place)), item[0]))
+
+
+def inputs_in_order(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The inputs table's logs: by their player in the report's order, then as listed (a log of no
+    player, skipped, last)."""
+    place = {p: i for i, p in enumerate(players_of(result))}
+    return sorted(result["inputs"], key=lambda n: place.get(n.get("player"), len(place)))
+
+
 def in_order(by_column: dict[str, Any], columns: Sequence[str]) -> list[tuple[str, Any]]:
     """A {column: x} mapping's items in the report's column order (any other column after, by name)."""
     place = {col: i for i, col in enumerate(columns)}
@@ -241,6 +271,22 @@ def tau_text(fit: Mapping[str, Any]) -> str:
     if tau >= TAU_MAX:
         return said + f" (at the fit's upper bound, τ ≤ {TAU_MAX:g}: a bound, not a depth)"
     return said + " (at the fit's lower bound, τ ≥ 0)"
+
+
+DEPTH_LEAD = ("Depth of reasoning τ, one row per player, one column per beauty-contest column (cognitive hierarchy, "
+              "first runs; people: τ ≈ 1.5, Camerer, Ho and Chong 2004; intervals and noise: the table Depth of reasoning (τ) "
+              "below).")
+
+
+def depth_table(result: Mapping[str, Any], columns: Sequence[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The depth of reasoning as a table: the columns that have a fit (in the report's order), and per
+    player (in the report's order) its τ in each of them ('-': none); ([], []) where no column has one."""
+    depth = result.get("depth") or {}
+    fitted = {col for cols in depth.values() for col in cols}
+    shown = [col for col, _ in in_order(dict.fromkeys(fitted), columns)]
+    rows = [(p, [tau_text(cols[col]) if col in cols else "-" for col in shown])
+            for p, cols in player_items(depth, players_of(result))]
+    return shown, rows
 
 
 def figure(x: Any) -> str:

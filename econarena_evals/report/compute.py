@@ -22,7 +22,7 @@ from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratifi
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
 from .analysis import comparisons, floors, nash_ceilings
-from .leaderboard import Entry, leaderboard
+from .leaderboard import Entry, leaderboard, player_order
 from .plots import plot_file
 from .prepare import cached_diagnostics
 from .progress import Progress
@@ -99,15 +99,21 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     for r in rows:
         first_log.setdefault(r.column, r.chosen.log if r.chosen else None)
     floors_of = {col: workers.submit(floors, log) for col, log in sorted(first_log.items()) if log is not None}
-    figures_of_cells = cell_figures(logs, rows, references)
+    board = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                               {k: v["eas"] for k, v in r.by_session.items()}) for r in rows])
+    eas_means: dict[str, list[Optional[float]]] = defaultdict(list)
+    for r in rows:
+        eas_means[r.player].append(_mean_eas(r) if r.sessions else None)
+    order = player_order(board, eas_means)  # every table's and every plot legend's order of the players
+    figures_of_cells = cell_figures(logs, rows, references, order)
     if on_figures is not None:
         on_figures(figures_of_cells)
     players = sorted({r.player for r in rows})
     columns = list(dict.fromkeys(r.column for r in rows))  # in the eval sets' order (``selection``)
     by_key = {(r.player, r.column): r for r in rows}
 
-    result: dict[str, Any] = {"inputs": notes, "columns": columns_legend(chosen), "conditions": [], "overall": {},
-                              "overall_groups": {}, "plots": {}}
+    result: dict[str, Any] = {"inputs": notes, "columns": columns_legend(chosen), "players": order,
+                              "conditions": [], "overall": {}, "overall_groups": {}, "plots": {}}
     for c in rows:
         metrics = {}
         for m in METRICS:
@@ -151,8 +157,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"], result["comparison_pairs"] = comparisons(
         {(r.player, r.column): r.by_session for r in rows}, pairs, compare)
-    result["leaderboard"] = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
-                                               {k: v["eas"] for k, v in r.by_session.items()}) for r in rows])
+    result["leaderboard"] = board
     result["tokens"] = tokens_result(chosen, prices)
     # what the seats said: read once, streaming; rule breaks by kind over every session
     if progress is not None:
@@ -186,8 +191,11 @@ def columns_legend(chosen: Sequence[Chosen]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Sequence[str]) -> list[CellFigures]:
-    """What each cell's two plots show, for the cells whose game is known (its labels name the axes)."""
+def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Sequence[str],
+                 order: Sequence[str] = ()) -> list[CellFigures]:
+    """What each cell's two plots show, for the cells whose game is known (its labels name the axes);
+    ``order``: the report's order of the players, their legends' order (any other player after, by name)."""
+    place = {p: i for i, p in enumerate(order)}
     out = []
     for cell in sorted({r.cell for r in rows}):
         cell_logs = [lg for lg in logs if lg.cell == cell]
@@ -202,7 +210,7 @@ def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Seque
         if len(mine) > PLOT_SERIES_MAX:  # a plot of 50 lines shows none of them: the best, and say so
             note = f"{PLOT_SERIES_MAX} of {len(mine)} players, those with the highest EAS"
             mine = sorted(mine, key=lambda r: (-_mean_eas(r), label(r)))[:PLOT_SERIES_MAX]
-        for c in mine:
+        for c in sorted(mine, key=lambda r: (place.get(r.player, len(place)), label(r))):
             log = next(lg for lg in cell_logs if lg.path == c.log)
             series[label(c)] = convergence_series(log, c.key or c.player)
             shares[label(c)] = first_run_shares(log, c.key or c.player)

@@ -42,9 +42,22 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .analysis import DIAGNOSTIC_TITLES, column_labels, diagnostic_header, figure, floor_rows, in_order, tau_text
+from .analysis import (
+    DEPTH_LEAD,
+    DIAGNOSTIC_TITLES,
+    FLOORS_NOTE,
+    column_labels,
+    depth_table,
+    diagnostic_header,
+    figure,
+    floor_rows,
+    in_order,
+    inputs_in_order,
+    player_items,
+    players_of,
+)
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
-from .leaderboard import cell_text, cells_text, rank_text
+from .leaderboard import RANK_HEAD, cell_text, cells_text, rank_text
 from .selection import Chosen
 from .workers import Workers
 
@@ -391,11 +404,11 @@ def metric_table(result: Mapping[str, Any], metric: str, columns: Sequence[str],
     return _table(["player"] + list(columns) + overall_cols, rows, foot, cls="metric")
 
 
-def diagnostics_html(diags: Mapping[str, Any], columns: Sequence[str] = ()) -> str:
+def diagnostics_html(diags: Mapping[str, Any], columns: Sequence[str] = (), players: Sequence[str] = ()) -> str:
     out = []
     for kind, by_player in sorted(diags.items()):
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
-        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in in_order(cols, columns)]
+        entries = [(p, col, d) for p, cols in player_items(by_player, players) for col, d in in_order(cols, columns)]
         keys = list(entries[0][2]) if entries else []
         rows = [[(p, p), (col, col)] + [(figure(d.get(k)), _key(d.get(k))) for k in keys] for p, col, d in entries]
         out.append(f'<h2 id="diag-{esc(kind)}">{esc(title)}</h2><p>{esc(note)}</p>'
@@ -407,9 +420,15 @@ def _key(x: Any) -> Any:
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else str(x)
 
 
-def comparisons_html(comps: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> str:
+def comparisons_html(comps: Sequence[Mapping[str, Any]], columns: Sequence[str] = (), players: Sequence[str] = ()) -> str:
     place = {col: i for i, col in enumerate(columns)}
-    eas = sorted((c for c in comps if c["metric"] == "eas"), key=lambda c: place.get(c["column"], len(place)))
+    rank = {p: i for i, p in enumerate(players)}
+
+    def pair(c: Mapping[str, Any]) -> tuple[int, ...]:
+        return tuple(sorted((rank.get(c["a"], len(rank)), rank.get(c["b"], len(rank)))))
+
+    eas = sorted((c for c in comps if c["metric"] == "eas"),
+                 key=lambda c: (place.get(c["column"], len(place)), pair(c), c["a"], c["b"]))
     if not eas:
         return ""
     rows = [[(c["column"], c["column"]), (f"{c['a']} − {c['b']}", f"{c['a']} {c['b']}"),
@@ -424,7 +443,9 @@ def comparisons_html(comps: Sequence[Mapping[str, Any]], columns: Sequence[str] 
 def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any], columns: Sequence[str] = ()) -> str:
     errors = []
     place = {col: i for i, col in enumerate(columns)}
-    for d in sorted(result["conditions"], key=lambda d: (d["player"], place.get(d["column"], len(place)))):
+    players = players_of(result)
+    rank = {p: i for i, p in enumerate(players)}
+    for d in sorted(result["conditions"], key=lambda d: (rank[d["player"]], place.get(d["column"], len(place)))):
         rate = d["rule_break_rate"]
         errors.append([(d["player"], d["player"]), (d["column"], d["column"]), (str(d["sessions"]), d["sessions"]),
                        (str(d["errored_sessions"]), d["errored_sessions"]),
@@ -432,7 +453,7 @@ def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any], columns: S
                        (f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-",
                         d["tokens_per_session"] if d["tokens_per_session"] is not None else "")])
     kinds_rows = []
-    for p, cols in sorted(rb["counts"].items()):
+    for p, cols in player_items(rb["counts"], players):
         total = {k: sum(c[k] for c in cols.values()) for k in RULE_BREAK_KINDS}
         seats = sum(c["seats"] for c in cols.values())
         broken = sum(total.values())
@@ -486,22 +507,21 @@ def ranking_html(board: Optional[Mapping[str, Any]]) -> str:
                     + [(cell_text(r["cells"].get(c)), (r["cells"].get(c) or {}).get("mean") or "") for c in cols])
     return ('<section class="part" id="ranking-part"><h2 id="ranking">Ranking</h2><p>'
             + esc(LEADERBOARD_LEGEND.format(resamples=board["resamples"], group=board["group"])) + "</p>"
-            + _table(["rank", "player", "mean over cells", "cells"] + list(cols), rows, cls="ranking") + "</section>")
+            + _table([RANK_HEAD, "player", "mean over cells", "cells"] + list(cols), rows, cls="ranking") + "</section>")
 
 
 def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[str, Any],
            limit: Optional[int]) -> list[str]:
     """The page, as pieces of text to write one after the other."""
-    players = sorted({d["player"] for d in result["conditions"]})
+    players = players_of(result)
     columns = column_labels(result)
     groups = list(result["overall_groups"])
     logs = browser.index
     body = ["<h1>EconArena report</h1>", ranking_html(result.get("leaderboard")),
             f"<p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
             f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
-            f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Click a column heading to sort; "
-            "the rows under each table are the column's floors and, where no player can score above it, "
-            "its ceiling.</p>"]
+            f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Players are in the ranking's order in every "
+            "table; click a column heading to sort by it.</p>"]
     errored = [d for d in result["conditions"] if d["errored_sessions"]]
     if errored:
         body.append('<p class="warn"><strong>' + esc(sum(d["errored_sessions"] for d in errored))
@@ -518,17 +538,18 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
                 '<a href="#plots">Plots</a> <a href="#inputs">Inputs</a></nav>')
     body.append('<section class="part"><h2 id="leaderboard">Leaderboard: EconArena Score (EAS)</h2>')
     body.append(metric_table(result, "eas", columns, players, groups))
-    depth = result.get("depth") or {}
-    if depth:
-        body.append("<p>Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5): "
-                    + esc("; ".join(f"{p} {col} {tau_text(d)}" for p, cols in sorted(depth.items())
-                                    for col, d in in_order(cols, columns))) + ".</p>")
+    body.append(f'<p class="note">{esc(FLOORS_NOTE)}</p>')
+    depth_columns, depth_rows = depth_table(result, columns)
+    if depth_rows:
+        body.append(f'<h3 id="depth">Depth of reasoning τ</h3><p>{esc(DEPTH_LEAD)}</p>'
+                    + _table(["player"] + depth_columns, [[(p, p)] + [(t, None) for t in texts]
+                                                         for p, texts in depth_rows], cls="depth"))
     body.append(columns_html(result.get("columns") or []))
     body.append('</section><section class="part" id="components">')
     for m in COMPONENTS:
         body.append(f'<h2 id="metric-{esc(m)}">{esc(m)}</h2>' + metric_table(result, m, columns, players, []))
-    body.append(diagnostics_html(result.get("diagnostics") or {}, columns))
-    body.append(comparisons_html(result.get("comparisons") or [], columns))
+    body.append(diagnostics_html(result.get("diagnostics") or {}, columns, players))
+    body.append(comparisons_html(result.get("comparisons") or [], columns, players))
     body.append('</section><section class="part">' + rule_break_html(result, rb, columns) + "</section>")
     limit_text = "every session" if limit is None else f"the first {limit} session(s) of each log"
     body.append('<section class="part" id="sessions"><h2 id="browser">Sessions</h2>'
@@ -544,7 +565,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     body.append('<section class="part">' + plots_html(out, result.get("plots") or {}) + "</section>")
     inputs = [[(n.get("path") or n["file"], n.get("path") or n["file"]),
                (n.get("player") or "-", n.get("player") or ""),
-               (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in result["inputs"]]
+               (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in inputs_in_order(result)]
     folder = result.get("inputs_folder")
     body.append('<section class="part"><h2 id="inputs">Inputs</h2>'
                 + (f"<p>Logs under <code>{esc(folder)}</code>.</p>" if folder else "")

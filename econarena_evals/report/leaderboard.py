@@ -70,10 +70,29 @@ def leaderboard(entries: Sequence[Entry]) -> dict[str, Any]:
     return {"group": group, "columns": shown, "resamples": BOOTSTRAP_RESAMPLES, "rows": rows}
 
 
+RANK_HEAD = "rank (95 % interval)"  # the ranking's first column, as the legend announces it
+
+
 def rank_text(row: Mapping[str, Any]) -> str:
-    """'3 (2-5)': the rank, and its 95 % interval where that is not the rank alone."""
+    """'3 (2-5)': the rank and its 95 % interval, always both ('1 (1-1)': the data put it first in
+    every resample), so that the column shows what its head and the legend announce."""
     lo, hi = row["rank_ci"]
-    return str(row["rank"]) if lo == hi == row["rank"] else f"{row['rank']} ({lo}-{hi})"
+    return f"{row['rank']} ({lo}-{hi})"
+
+
+def player_order(board: Optional[Mapping[str, Any]], eas_means: Mapping[str, Sequence[Optional[float]]]) -> list[str]:
+    """The report's one order of players, for every table and plot legend: the leaderboard's (the
+    overall EAS, best first, ties by name), then the players it leaves out (their columns count
+    towards another overall figure, or none) by their mean EAS over their columns, best first, ties
+    by name, and last the players with no finished session, by name. ``eas_means``: each player's
+    mean EAS in each of its columns (None: no finished session there)."""
+    place = {r["player"]: i for i, r in enumerate((board or {}).get("rows") or [])}
+
+    def key(p: str) -> tuple[int, float, str]:
+        means = [m for m in eas_means.get(p, ()) if m is not None]
+        return place.get(p, len(place)), -(math.fsum(means) / len(means)) if means else math.inf, p
+
+    return sorted(set(eas_means) | set(place), key=key)
 
 
 def cell_text(cell: Optional[Mapping[str, Any]]) -> str:
@@ -96,7 +115,7 @@ LEGEND = ("Sorted by the mean EAS over the cells [95 % interval]; rank (95 % int
 def text_rows(board: Mapping[str, Any]) -> list[list[str]]:
     """The leaderboard as rows of text cells, the header first (the summary's table)."""
     cols = board["columns"]
-    head = ["rank", "player", "mean over cells", "cells"] + list(cols)
+    head = [RANK_HEAD, "player", "mean over cells", "cells"] + list(cols)
     out = [head]
     for r in board["rows"]:
         out.append([rank_text(r), r["player"], cell_text({"mean": r["eas"], "ci95": r["ci95"]}),

@@ -16,14 +16,19 @@ from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
 from .analysis import (
     ALL_PAIRS_UP_TO,
+    DEPTH_LEAD,
     DIAGNOSTIC_TITLES,
+    FLOORS_NOTE,
     NEIGHBOURS,
     column_labels,
+    depth_table,
     diagnostic_header,
     figure,
     floor_rows,
     in_order,
-    tau_text,
+    inputs_in_order,
+    player_items,
+    players_of,
 )
 from .compute import CellFigures
 from .leaderboard import LEGEND, text_rows
@@ -62,7 +67,7 @@ def _fmt(mean: Optional[float], ci: Optional[tuple[float, float]] = None) -> str
 
 def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) -> str:
     """report.md's text from ``compute``'s result (its plots drawn: ``result["plots"]``)."""
-    players = sorted({d["player"] for d in result["conditions"]})
+    players = players_of(result)
     columns = column_labels(result)
     groups_present = list(result["overall_groups"])
     cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
@@ -86,7 +91,8 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
               "each in a few words (the whole condition: *Columns*, under the leaderboard). "
               f"*{SELF_PLAY}* is the mean of a player's default self-play columns (dev split), its interval from "
               f"resampling sessions within each column; *{SELF_PLAY_TEST}* the same over test-split columns and "
-              f"*{ARENA}* over default arena and opponent columns. Columns with other args are in no overall.", ""]
+              f"*{ARENA}* over default arena and opponent columns. Columns with other args are in no overall. Players are "
+              "in the ranking's order in every table.", ""]
 
     def table(metric: str) -> list[str]:
         overall_cols = groups_present if metric == "eas" else []
@@ -108,31 +114,28 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
 
     lines += ranking_md(result.get("leaderboard"))
     lines += ["## Leaderboard: EconArena Score (EAS)", ""] + table("eas") + [""]
-    lines += ["Under each table, the floors and ceiling of the metric on the column's own sessions: every seat "
-              "breaking the rules, playing uniformly at random over the valid range, or playing the equilibrium, "
-              "scored by the game's scorer. Nash play is the ceiling only where no player can score above it "
-              "(self-play, or a metric where it scores 1); against opponents a player can win more than its "
-              "share, and there Nash play's row says it is no ceiling."]
-    if result["depth"]:
-        lines += ["Depth of reasoning τ (cognitive hierarchy, first runs; people: τ ≈ 1.5, Camerer, Ho and Chong "
-                  "2004): " + "; ".join(f"{md(p)} {md(col)} {tau_text(d)}"
-                                       for p, cols in sorted(result["depth"].items())
-                                       for col, d in in_order(cols, columns)) + "."]
+    lines += [FLOORS_NOTE]
+    depth_columns, depth_rows = depth_table(result, columns)
+    if depth_rows:
+        lines += ["", "### Depth of reasoning τ", "", DEPTH_LEAD, "", md_row(["player"] + [md(c) for c in depth_columns]),
+                  "|" + "---|" * (len(depth_columns) + 1)]
+        lines += [md_row([md(p)] + [md(t) for t in texts]) for p, texts in depth_rows]
     lines += [""] + columns_md(result.get("columns") or [])
     for m in COMPONENTS:
         lines += [f"## {m}", ""] + table(m) + [""]
-    lines += diagnostics_md(result["diagnostics"], columns)
-    lines += comparisons_md(result["comparisons"], result.get("comparison_pairs") or {}, columns)
+    lines += diagnostics_md(result["diagnostics"], columns, players)
+    lines += comparisons_md(result["comparisons"], result.get("comparison_pairs") or {}, columns, players)
     lines += ["## Rule breaks, errors and tokens", "",
               "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
               "|---|---|---|---|---|---|"]
     place = {col: i for i, col in enumerate(columns)}
-    for d in sorted(result["conditions"], key=lambda d: (d["player"], place.get(d["column"], len(place)))):
+    rank = {p: i for i, p in enumerate(players)}
+    for d in sorted(result["conditions"], key=lambda d: (rank[d["player"]], place.get(d["column"], len(place)))):
         tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
         rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"
         lines.append(md_row([md(d["player"]), md(d["column"]), str(d["sessions"]), errored, rate, tokens]))
-    lines += [""] + rule_breaks_md(result["rule_breaks"], columns)
+    lines += [""] + rule_breaks_md(result["rule_breaks"], columns, players)
     lines += tokens_md(result["tokens"])
 
     lines += players_md(result["conditions"])
@@ -146,7 +149,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += ["## Inputs", ""] + ([f"Logs under {md(folder)}.", ""] if folder else [])
     lines += ["| log | player | status | notes |", "|---|---|---|---|"]
     lines += [md_row([md(n.get("path") or n["file"]), md(n.get("player") or "-"), md(n["status"]), md(n["why"] or "")])
-              for n in result["inputs"]]
+              for n in inputs_in_order(result)]
     return "\n".join(lines) + "\n"
 
 
@@ -187,11 +190,12 @@ def tokens_md(tokens: dict[str, Any]) -> list[str]:
     return lines + ["", NOTE + " " + cost_note(prices), ""]
 
 
-def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]], columns: Sequence[str] = ()) -> list[str]:
+def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]], columns: Sequence[str] = (),
+                   players: Sequence[str] = ()) -> list[str]:
     """Rule breaks by kind, per player and column, for the rows that have any."""
     lines = ["### Rule breaks by kind", "",
              "Read from each reply by the eval's parser, over every session (examples: `report.html`)."]
-    rows = [(p, col, c) for p, cols in sorted(counts.items()) for col, c in in_order(cols, columns)
+    rows = [(p, col, c) for p, cols in player_items(counts, players) for col, c in in_order(cols, columns)
             if any(c[k] for k in RULE_BREAK_KINDS)]
     if not rows:
         return lines + ["", "No rule breaks.", ""]
@@ -202,12 +206,13 @@ def rule_breaks_md(counts: dict[str, dict[str, dict[str, int]]], columns: Sequen
     return lines + [""]
 
 
-def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]], columns: Sequence[str] = ()) -> list[str]:
+def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]], columns: Sequence[str] = (),
+                   players: Sequence[str] = ()) -> list[str]:
     """One table per kind of game diagnostic, rendered from whatever figures the game returned."""
     lines: list[str] = []
     for kind, by_player in sorted(diags.items()):
         title, note = DIAGNOSTIC_TITLES.get(kind, (kind, ""))
-        entries = [(p, col, d) for p, cols in sorted(by_player.items()) for col, d in in_order(cols, columns)]
+        entries = [(p, col, d) for p, cols in player_items(by_player, players) for col, d in in_order(cols, columns)]
         keys = list(entries[0][2]) if entries else []
         lines += [f"## {md(title)}", "", note, "", md_row(["player", "column"] + [md(diagnostic_header(k)) for k in keys]),
                   "|---|---|" + "---|" * len(keys)]
@@ -237,9 +242,11 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def comparisons_md(comps: Sequence[dict[str, Any]], rules: Optional[dict[str, str]] = None,
-                   columns: Sequence[str] = ()) -> list[str]:
+                   columns: Sequence[str] = (), players: Sequence[str] = ()) -> list[str]:
     """A compact EAS table per column: A − B with its paired interval, p-value and sessions."""
-    eas = [c for c in comps if c["metric"] == "eas"]
+    rank = {p: i for i, p in enumerate(players)}
+    eas = sorted((c for c in comps if c["metric"] == "eas"),
+                 key=lambda c: (sorted((rank.get(c["a"], len(rank)), rank.get(c["b"], len(rank)))), c["a"], c["b"]))
     if not eas:
         return []
     lines = ["## Paired comparisons", "",

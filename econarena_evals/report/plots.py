@@ -6,6 +6,7 @@ game (``GameReport.LABELS``), with the human reference and published series of o
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -14,29 +15,49 @@ from ..games.protocol import Reference
 
 HUMAN_COLOUR = "#7f007f"  # the human reference line; players take matplotlib's colour cycle
 # Published series of other benchmarks: greys, so they never pass for a player here, each with its
-# own dash pattern and marker so that four of them can be told apart, and labelled on the plot.
+# own dash pattern and marker so that four of them can be told apart in the legend.
 REFERENCE_GREYS = ("#303030", "#606060", "#8a8a8a", "#b0b0b0")
 REFERENCE_DASHES = ((0, (1, 1.5)), (0, (5, 2)), (0, (6, 2, 1, 2)), (0, (2, 3)))
 REFERENCE_MARKERS = ("^", "s", "D", "v")
 
 
+# The plots are drawn for report.html's width, one a row (static/report.css): 12 inches at 120 dpi are
+# 1440 pixels, shown at about their own size, their fonts as large as the page's. Every label is in
+# the legend under the plot (two columns, an entry wrapped after LEGEND_WRAP characters), so no
+# label can overlap another or a line; the figure grows by the legend's height.
+DPI = 120
+WIDTH = 12.0
+AXES_HEIGHT = 4.8  # inches for the plot, its title and its axes' labels
+STYLE = {"font.size": 12, "axes.titlesize": 15, "axes.labelsize": 13, "xtick.labelsize": 12,
+         "ytick.labelsize": 12, "legend.fontsize": 11.5}
+LEGEND_COLUMNS = 2
+LEGEND_WRAP = 56
+
+
 def _reference_style(i: int) -> dict[str, Any]:
     return {"color": REFERENCE_GREYS[i % 4], "linestyle": REFERENCE_DASHES[i % 4], "marker": REFERENCE_MARKERS[i % 4],
-            "linewidth": 1.5, "markersize": 5}
+            "linewidth": 1.8, "markersize": 6}
 
 
-def _spread(ys: Sequence[float], gap: float) -> list[float]:
-    """Label heights near ``ys`` (same order), at least ``gap`` apart, so that labels do not overlap."""
-    order = sorted(range(len(ys)), key=lambda i: ys[i])
-    out = list(ys)
-    for prev, i in zip(order, order[1:]):
-        out[i] = max(out[i], out[prev] + gap)
-    return out
+def _figure(plt: Any) -> tuple[Any, Any]:
+    """A figure and its axes, laid out by matplotlib (``constrained``: the legend outside, nothing cut)."""
+    return plt.subplots(figsize=(WIDTH, AXES_HEIGHT), dpi=DPI, layout="constrained")
 
 
-def _short(label_text: str) -> str:
-    """A reference's name for a label on the plot: the model, without the setting."""
-    return label_text.split(" (")[0].split(":")[0]
+def _legend(fig: Any, ax: Any) -> None:
+    """Every labelled line in a legend under the plot; the figure made taller by the legend's height."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    wrapped = [textwrap.fill(text, LEGEND_WRAP, break_long_words=False, break_on_hyphens=False) or text
+               for text in labels]
+    per_column = -(-len(wrapped) // LEGEND_COLUMNS)
+    columns = [wrapped[i:i + per_column] for i in range(0, len(wrapped), per_column)]
+    lines = max(sum(text.count("\n") + 1 for text in column) for column in columns)
+    entries = max(len(column) for column in columns)
+    size = STYLE["legend.fontsize"] / 72  # inches
+    fig.set_size_inches(WIDTH, AXES_HEIGHT + lines * 1.25 * size + entries * 0.55 * size + 0.35)
+    fig.legend(handles, wrapped, loc="outside lower center", ncols=min(LEGEND_COLUMNS, len(wrapped)))
 
 
 def plot_file(kind: str, cell: str) -> str:
@@ -74,47 +95,60 @@ def draw_first_run(cell: str, game_name: str, *args: Any) -> dict[str, Any]:
 def plot_convergence(cell: str, game: GameReport, series: dict[str, list[float]], path: Path,
                      references: Sequence[Reference] = (), with_history: bool = False,
                      note: str = "") -> dict[str, Any]:
-    """One line per player (mean d by run); where the cell shows history, the game's human series
-    (people who saw each period's result) and published series of other benchmarks, each labelled.
+    """``convergence_figure``, written to ``path``."""
+    return _written(convergence_figure(cell, game, series, references, with_history, note), path)
+
+
+def _written(drawn: tuple[Any, dict[str, Any]], path: Path) -> dict[str, Any]:
+    """A figure written to ``path`` and closed; what it shows."""
+    fig, plotted = drawn
+    fig.savefig(path)
+    _plt().close(fig)
+    return plotted
+
+
+def convergence_figure(cell: str, game: GameReport, series: dict[str, list[float]],
+                       references: Sequence[Reference] = (), with_history: bool = False,
+                       note: str = "") -> tuple[Any, dict[str, Any]]:
+    """One line per player (mean d by run), in ``series``' order; where the cell shows history, the
+    game's human series (people who saw each period's result) and published series of other
+    benchmarks, each labelled in the legend as the game labels it (its setting said). The x axis
+    ends at the cell's last run.
 
     A cell without history gets no learning curve of people or models who saw feedback: its runs
     are ten one-shot games, and a falling reference next to them would be read as a target."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
-    longest = max((len(ys) for ys in series.values()), default=0)
-    for player, ys in sorted(series.items()):
-        if ys:  # a player whose every session errored has no line
-            ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2, label=player)
-    lines_refs = [r for r in references if r.kind == "line"] if with_history else []
-    for i, ref in enumerate(lines_refs):
-        ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
-    if with_history and game.LABELS.human_convergence is not None:
-        human_label, human_series = game.LABELS.human_convergence
-        ax.plot(range(1, len(human_series) + 1), human_series, linestyle="--",
-                marker="s", color=HUMAN_COLOUR, linewidth=2, label=human_label)
-    elif game.LABELS.human_convergence is not None:
-        ax.text(1.01, 0.0, "No history in this cell,\nso no learning curve of\npeople or models who\nsaw "
-                "results is shown.", transform=ax.transAxes, ha="left", va="bottom", fontsize=8, color="grey")
-    if lines_refs:  # each published model named at the end of its line, the names kept apart
-        top = max([max(r.ys) for r in lines_refs] + [max(ys) for ys in series.values() if ys] + [0.1])
-        heights = _spread([r.ys[-1] for r in lines_refs], 0.045 * top)
-        for i, (ref, y) in enumerate(zip(lines_refs, heights)):
-            ax.annotate(_short(ref.label), (ref.xs[-1], ref.ys[-1]), xytext=(ref.xs[-1] + 0.25, y),
-                        textcoords="data", fontsize=7, color=REFERENCE_GREYS[i % 4], va="center",
-                        arrowprops={"arrowstyle": "-", "color": REFERENCE_GREYS[i % 4], "linewidth": 0.6})
-    ax.set_xlabel("run")
-    ax.set_ylabel(game.LABELS.distance)
-    ax.set_title(f"Convergence to equilibrium, {cell}" + (f" ({note})" if note else ""))
-    ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
-    if longest:
-        ax.set_xlim(0.5, max([longest] + [r.xs[-1] for r in lines_refs]) + (2.2 if lines_refs else 0.5))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    with plt.rc_context(STYLE):
+        fig, ax = _figure(plt)
+        longest = max((len(ys) for ys in series.values()), default=0)
+        for player, ys in series.items():
+            if ys:  # a player whose every session errored has no line
+                ax.plot(range(1, len(ys) + 1), ys, marker="o", linewidth=2.2, label=player)
+        lines_refs = [r for r in references if r.kind == "line"] if with_history else []
+        for i, ref in enumerate(lines_refs):
+            ax.plot(ref.xs, ref.ys, label=ref.label, **_reference_style(i))
+        title = f"Convergence to equilibrium, {cell}" + (f" ({note})" if note else "")
+        human_runs = 0
+        if with_history and game.LABELS.human_convergence is not None:
+            human_label, human_series = game.LABELS.human_convergence
+            human_runs = len(human_series)
+            ax.plot(range(1, human_runs + 1), human_series, linestyle="--",
+                    marker="s", color=HUMAN_COLOUR, linewidth=2.2, label=human_label)
+        elif game.LABELS.human_convergence is not None:
+            title += "\nno history in this cell, so no learning curve of people or models who saw results"
+        ax.set_xlabel("run")
+        ax.set_ylabel(game.LABELS.distance)
+        ax.set_title(title)
+        ax.set_ylim(-0.02, None)  # a player at equilibrium draws its line on d = 0: keep it in view
+        # the last run: the players' (a reference longer than the cell's runs is cut there)
+        last = longest or max([len(r.xs) for r in lines_refs] + [human_runs, 1])
+        ax.set_xlim(0.6, last + 0.4)
+        if last <= 20:
+            ax.set_xticks(range(1, last + 1))
+        ax.grid(alpha=0.3)
+        _legend(fig, ax)
     plotted = {"lines": [line.get_label() for line in ax.get_lines()], "x_range": [float(x) for x in ax.get_xlim()]}
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return plotted
+    return fig, plotted
 
 
 def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -127,54 +161,54 @@ def ecdf(xs: Sequence[float]) -> tuple[list[float], list[float]]:
 def plot_first_run(cell: str, game: GameReport, shares: dict[str, list[float]], path: Path,
                    human: Sequence[float] = (), references: Sequence[Reference] = (),
                    note: str = "") -> dict[str, Any]:
-    """Cumulative distribution of first-run choices, one line per player, and the human one
-    (``human``: draws of the game's human model, as shares).
+    """``first_run_figure``, written to ``path``."""
+    return _written(first_run_figure(cell, game, shares, human, references, note), path)
+
+
+def first_run_figure(cell: str, game: GameReport, shares: dict[str, list[float]],
+                     human: Sequence[float] = (), references: Sequence[Reference] = (),
+                     note: str = "") -> tuple[Any, dict[str, Any]]:
+    """Cumulative distribution of first-run choices, one line per player in ``shares``' order, and the
+    human one (``human``: draws of the game's human model, as shares); published figures of other
+    benchmarks in greys, each labelled in the legend as the game labels it (its setting said).
 
     A CDF rather than a histogram: equilibrium play is a point mass that would flatten every other
     histogram, while CDFs of point masses, uniforms and mixtures read side by side.
     """
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=100)
-    labels_of = game.LABELS
-    right = labels_of.first_run_max  # the axis covers every share drawn (a random bid can be 3 v and more)
-    for player, xs in sorted(shares.items()):
-        if xs:
-            ax.plot(*ecdf(xs), linewidth=2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
-            right = max(right, max(xs))
-    if human:
-        ax.plot(*ecdf(human), linewidth=2, linestyle="--", color=HUMAN_COLOUR,
-                drawstyle="steps-post", label=labels_of.human)
-        right = max(right, max(human))
-    for i, ref in enumerate(r for r in references if r.kind in ("cdf", "vline")):
-        style = _reference_style(i)
-        if ref.kind == "cdf":
-            ax.plot(ref.xs, ref.ys, label=ref.label, **style)
-            # the name where the curve passes its own height (one per model), so that four names do not collide
-            level = 0.2 + 0.17 * (i % 4)
-            k = next((j for j, y in enumerate(ref.ys) if y >= level), len(ref.ys) - 1)
-            ax.annotate(_short(ref.label), (ref.xs[k], ref.ys[k]), xytext=(7, -3), textcoords="offset points",
-                        fontsize=7, color=style["color"], va="top",
-                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
-            right = max(right, max(ref.xs))
-        else:
-            ax.axvline(ref.xs[0], label=ref.label, **{k: v for k, v in style.items() if not k.startswith("marker")})
-            ax.text(ref.xs[0], 1.0 - 0.06 * i, " " + _short(ref.label), color=style["color"], fontsize=7,
-                    va="top")
-            right = max(right, ref.xs[0])
-    if labels_of.human_marker is not None:
-        x, text = labels_of.human_marker
-        ax.axvline(x, color="grey", linestyle=":", linewidth=1)
-        ax.text(x, 0.02, " " + text, color="grey", fontsize=8)
-    ax.set_xlabel(labels_of.first_run)
-    ax.set_ylabel("share of first-run choices at or below x")
-    ax.set_title(f"First-run choices, {cell}" + (f" ({note})" if note else ""))
-    ax.set_xlim(-0.01 * right, right * 1.02)
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    with plt.rc_context(STYLE):
+        fig, ax = _figure(plt)
+        labels_of = game.LABELS
+        right = labels_of.first_run_max  # the axis covers every share drawn (a random bid can be 3 v and more)
+        for player, xs in shares.items():
+            if xs:
+                ax.plot(*ecdf(xs), linewidth=2.2, drawstyle="steps-post", label=f"{player} (n={len(xs)})")
+                right = max(right, max(xs))
+        if human:
+            ax.plot(*ecdf(human), linewidth=2.2, linestyle="--", color=HUMAN_COLOUR,
+                    drawstyle="steps-post", label=labels_of.human)
+            right = max(right, max(human))
+        for i, ref in enumerate(r for r in references if r.kind in ("cdf", "vline")):
+            style = _reference_style(i)
+            if ref.kind == "cdf":
+                ax.plot(ref.xs, ref.ys, label=ref.label, **style)
+                right = max(right, max(ref.xs))
+            else:
+                ax.axvline(ref.xs[0], label=ref.label,
+                           **{k: v for k, v in style.items() if not k.startswith("marker")})
+                right = max(right, ref.xs[0])
+        if labels_of.human_marker is not None:
+            x, text = labels_of.human_marker
+            ax.axvline(x, color="grey", linestyle=":", linewidth=1.2)
+            ax.text(x, 0.02, " " + text, color="grey", fontsize=STYLE["font.size"],
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        ax.set_xlabel(labels_of.first_run)
+        ax.set_ylabel("share of first-run choices at or below x")
+        ax.set_title(f"First-run choices, {cell}" + (f" ({note})" if note else ""))
+        ax.set_xlim(-0.01 * right, right * 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        _legend(fig, ax)
     plotted = {"lines": [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")],
                "x_range": [float(x) for x in ax.get_xlim()]}
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return plotted
+    return fig, plotted

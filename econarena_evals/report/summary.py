@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Optional
 
@@ -168,7 +169,16 @@ def leaderboard_table(chosen: list[Chosen]) -> str:
                                {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)])
     if not board["rows"]:
         return "no model finished a session: no leaderboard"
-    return layout(text_rows(board)) + "\n" + LEADERBOARD_LEGEND.format(**board)
+    return layout(text_rows(board)) + "\n" + prose(LEADERBOARD_LEGEND.format(**board))
+
+
+PROSE_WIDTH = 100  # the summary's notes under its tables: lines a terminal shows whole
+
+
+def prose(text: str) -> str:
+    """A note under a table, wrapped at ``PROSE_WIDTH`` (a word longer than that, a path or a column's
+    label, is kept whole on a line of its own)."""
+    return textwrap.fill(text, PROSE_WIDTH, break_long_words=False, break_on_hyphens=False)
 
 
 def layout(rows: list[list[str]]) -> str:
@@ -187,7 +197,7 @@ def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
     rows = [["player", "column"] + table_head(prices)]
     rows += [[player, column] + cells for r in tokens["rows"] for player, column, cells in shown_rows(r, prices)]
     rows.append(["total", ""] + total_cells(tokens["total"], prices))
-    return "\n".join(["", "tokens used:", layout(rows), NOTE + " " + cost_note(prices)])
+    return "\n".join(["", "tokens used:", layout(rows), prose(NOTE + " " + cost_note(prices))])
 
 
 def legend(chosen: list[Chosen]) -> str:
@@ -215,9 +225,9 @@ def legend(chosen: list[Chosen]) -> str:
     if nash[False]:  # against opponents a player can win more than its share: no ceiling there
         ceiling.append(f"Nash play at every seat {span(nash[False])} in arena and opponent columns, "
                        "no ceiling there (a player can win more than its share)")
-    return (LEGEND.format(share=share) + "EAS floors in these columns: always breaking the rules "
-            f"{span(lows['rule_break'])}, uniform random play {span(lows['random'])}"
-            + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
+    return prose(LEGEND.format(share=share) + "EAS in these columns of every answer a rule break (the zero point, "
+                 f"no credit up to it) {span(lows['rule_break'])}; floor: uniform random play {span(lows['random'])}"
+                 + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
 
 
 def columns_legend(chosen: list[Chosen]) -> str:

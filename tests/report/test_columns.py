@@ -83,6 +83,9 @@ def test_nash_play_is_called_a_ceiling_only_where_nobody_can_beat_it(made):
     assert below.strip("|").split("|")[self_play].strip() == "-"
     assert set(report["ceilings"]["beauty_L"]) == {"eas", "rationality", "ne_proximity", "win_rate", "rule_following",
                                                    "convergence"}
-    legend = next(line for line in summary.splitlines() if line.startswith("mean ["))
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("mean ["))
+    end = next(i for i in range(start, len(lines)) if lines[i].endswith("econarena-report)."))
+    legend = " ".join(lines[start:end + 1])  # wrapped for a terminal
     # one ceiling, the self-play column's; the columns with opponents are named apart
     assert legend.count("ceiling: Nash play") == 1 and f"Nash play at every seat {nash_eas:.3f}" in legend

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import random
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from browser import browse
 
-from econarena_evals.report.leaderboard import Entry, leaderboard
+from econarena_evals.report.leaderboard import RANK_HEAD, Entry, leaderboard
 from econarena_evals.score.ranks import competition_ranks, rank_intervals
 
 from conftest import REGISTRY, base_env, cli, run_cli
@@ -55,7 +57,7 @@ def test_the_leaderboard_orders_the_models_and_tells_their_ranks_apart(report):
             assert (cell["mean"], cell["ci95"]) == (cond["metrics"]["eas"]["mean"], cond["metrics"]["eas"]["ci95"])
     md = (out / "report.md").read_text()
     assert md.index("## Ranking") < md.index("## Leaderboard: EconArena Score (EAS)")
-    assert "| 1 | econarena/nash | 0.840 \\[0.840, 0.840\\] | 2 of 2 |" in md
+    assert "| 1 (1-1) | econarena/nash | 0.840 \\[0.840, 0.840\\] | 2 of 2 |" in md
 
 
 @pytest.mark.e2e
@@ -63,12 +65,13 @@ def test_the_summary_prints_the_same_leaderboard(logs, report):
     _, data = report
     proc = run_cli([cli("econarena-summary"), "--leaderboard", str(logs)], base_env())
     lines = proc.stdout.splitlines()
-    assert lines[0].split()[:2] == ["rank", "player"]
+    assert lines[0].startswith(RANK_HEAD) and lines[0].split()[4] == "player"
     rows = [line.split() for line in lines[2:5]]
-    assert [(r[0], r[1]) for r in rows] == [("1", p) for p in PLAYERS[:1]] + [("2", PLAYERS[1]), ("3", PLAYERS[2])]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("1", "(1-1)", PLAYERS[0]), ("2", "(2-2)", PLAYERS[1]),
+                                                  ("3", "(3-3)", PLAYERS[2])]
     for r, row in zip(rows, data["leaderboard"]["rows"]):
         lo, hi = row["ci95"]
-        assert " ".join(r[2:5]) == f"{row['eas']:.3f} [{lo:.3f}, {hi:.3f}]"
+        assert " ".join(r[3:6]) == f"{row['eas']:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def entries(figures):
@@ -126,3 +129,57 @@ def test_rank_memory_grows_with_the_models_not_their_square():
 
     small, large = peak(100), peak(400)
     assert large < 6 * small
+
+
+class Tables(HTMLParser):
+    """Every table of a page: its head cells and its body rows' cells, as text."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._cell, self._part = [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append({"head": [], "rows": []})
+        elif tag in ("thead", "tbody", "tfoot"):
+            self._part = tag
+        elif tag == "tr" and self._part == "tbody":
+            self.tables[-1]["rows"].append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            text = "".join(self._cell).strip()
+            if self._part == "thead":
+                self.tables[-1]["head"].append(text)
+            elif self._part == "tbody":
+                self.tables[-1]["rows"][-1].append(text)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.mark.e2e  # opens the page in headless Chromium
+def test_every_table_of_the_page_lists_the_players_in_the_rankings_order(report):
+    """Alphabetically level1 < nash < random; by EAS nash, level1, random: every table of report.html
+    with a player column lists them in the ranking's order, and the ranking shows each rank interval."""
+    out, data = report
+    parser = Tables()
+    parser.feed(browse(out / "report.html"))
+    ranking = next(t for t in parser.tables if t["head"][:2] == [RANK_HEAD, "player"])
+    assert [r[1] for r in ranking["rows"]] == list(PLAYERS) == data["players"]
+    for r, row in zip(ranking["rows"], data["leaderboard"]["rows"]):  # "1 (1-1)": the rank and its interval
+        assert r[0] == f"{row['rank']} ({row['rank_ci'][0]}-{row['rank_ci'][1]})"
+    with_players = [t for t in parser.tables if "player" in t["head"] and t is not ranking]
+    # the leaderboard, the five components, the depth table, both diagnostics, rule breaks and their kinds
+    assert len(with_players) >= 10
+    for t in with_players:
+        at = t["head"].index("player")
+        listed = list(dict.fromkeys(r[at] for r in t["rows"]))
+        assert listed == [p for p in PLAYERS if p in listed] and len(listed) == 3, (t["head"], listed)
+    md = (out / "report.md").read_text()
+    depth = md[md.index("### Depth of reasoning τ"):]
+    assert [line.split(" | ")[0].lstrip("| ") for line in depth.splitlines()[6:9]] == list(PLAYERS)

@@ -175,19 +175,33 @@ def test_rule_breaks_by_kind_name_the_player_as_every_other_table_does(made):
     assert f'<td data-v="{html.escape(PLAYER)}">{html.escape(PLAYER)}</td>' in kinds
 
 
+def depth_cells(md: str) -> dict[tuple[str, str], str]:
+    """report.md's depth table (under the leaderboard) as {(player, column): cell}."""
+    table = md[md.index("### Depth of reasoning τ"):].split("\n\n")[2].splitlines()
+    head = [c.strip() for c in table[0].strip("|").split("|")]
+    assert head[0] == "player" and table[1].startswith("|---|")
+    cells = {}
+    for line in table[2:]:
+        row = [c.strip() for c in line.strip("|").split(" | ")]
+        cells.update({(row[0], col): cell for col, cell in zip(head[1:], row[1:])})
+    return cells
+
+
 def test_a_depth_at_the_fits_bound_says_it_is_the_bound(made):
     _, _, report, md, page, _ = made
+    cells = depth_cells(md)
     nash = report["depth"]["econarena/nash"]["beauty_L"]
     assert nash["tau_at_bound"] and nash["tau"] == TAU_MAX
-    said = f"τ = {TAU_MAX:.2f} (at the fit's upper bound, τ ≤ {TAU_MAX:g}"
-    assert f"econarena/nash {md_text('beauty_L')} {said}" in md
-    assert html.escape(f"econarena/nash beauty_L {said}") in page
+    said = f"τ = {TAU_MAX:.2f} (at the fit's upper bound, τ ≤ {TAU_MAX:g}: a bound, not a depth)"
+    assert cells[("econarena/nash", md_text("beauty_L"))] == said
+    depth_part = page[page.index('<h3 id="depth">'):page.index('id="columns"')]
+    assert f"<td>{html.escape(said)}</td>" in depth_part
     at_zero = report["depth"]["econarena/random"]["beauty_L"]  # uniform choices: no step of reasoning
     assert at_zero["tau_at_bound"] and at_zero["tau"] == 0
-    assert f"econarena/random {md_text('beauty_L')} τ = 0.00 (at the fit's lower bound, τ ≥ 0)" in md
+    assert cells[("econarena/random", md_text("beauty_L"))] == "τ = 0.00 (at the fit's lower bound, τ ≥ 0)"
     inside = report["depth"]["econarena/random"]["beauty_hist"]
     assert not inside["tau_at_bound"] and 0 < inside["tau"] < TAU_MAX
-    assert re.search(rf"econarena/random {md_text('beauty_hist')} τ = {inside['tau']:.2f}[;.]", md)
+    assert cells[("econarena/random", md_text("beauty_hist"))] == f"τ = {inside['tau']:.2f}"
 
 
 @pytest.mark.e2e  # opens the page in headless Chromium
@@ -206,7 +220,7 @@ def test_the_session_grid_says_which_seats_won_and_the_pickers_keep_the_report_o
 
 def test_the_depth_table_heads_its_figures_in_words_and_says_yes_or_no(made):
     _, _, _, md, page, _ = made
-    table = md[md.index("## Depth of reasoning"):]
+    table = md[md.index("\n## Depth of reasoning"):]  # the diagnostics table (not the one under the leaderboard)
     head = next(line for line in table.splitlines() if line.startswith("| player | column |"))
     assert head == ("| player | column | τ | τ 95 % low | τ 95 % high | σ (noise) | choices | sessions "
                     "| τ at the fit's bound |")

@@ -203,7 +203,7 @@ def test_floors_match_a_hand_computation(logs, report):
     beauty = data["floors"]["beauty_hist"]
     assert beauty["eas"]["rule_break"] == 0 and beauty["eas"]["nash"] == pytest.approx(0.84)
     md = (report[0] / "report.md").read_text()
-    assert "*floor: always breaks the rules*" in md and "*ceiling: Nash play*" in md
+    assert "*zero point: every answer a rule break (no credit up to here)*" in md and "*ceiling: Nash play*" in md
 
 
 @pytest.mark.e2e

@@ -139,7 +139,7 @@ def test_the_page_holds_what_report_md_holds(report):
     out, data, _ = report
     text = (out / "report.html").read_text(encoding="utf-8")
     for heading in ("Leaderboard: EconArena Score (EAS)", ">rationality<", ">ne_proximity<", ">win_rate<",
-                    ">rule_following<", ">convergence<", "floor: always breaks the rules", "ceiling: Nash play",
+                    ">rule_following<", ">convergence<", "zero point: every answer a rule break (no credit up to here)", "ceiling: Nash play",
                     "Depth of reasoning", "Paired comparisons", "Rule breaks by kind", "Inputs", "Sessions"):
         assert heading in text, heading
     for cond in data["conditions"]:

@@ -57,7 +57,8 @@ def test_the_row_counts_the_log_and_the_line_under_it_what_this_run_sent(tmp_pat
     assert whole[at["seat calls"]:].split()[0] == "100" and whole[at["plan: calls"]:].strip() == ""
     assert this_run.startswith("  sent by this run")
     assert this_run[at["seat calls"]:].split()[0] == "49" and this_run[at["plan: calls"]:].split()[0] == "49"
-    assert "'sent by this run', counts the calls the run sent itself" in out.getvalue()
+    note = out.getvalue().split("Tokens as each")[1]  # the note under the table, wrapped at PROSE_WIDTH
+    assert "'sent by this run', counts the calls the run sent itself" in " ".join(note.split())
 
     report = tmp_path / "report"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

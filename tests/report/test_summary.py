@@ -6,6 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from report_logs import chat_player
+
+from econarena_evals.report.summary import PROSE_WIDTH
+from econarena_evals.report.tokens import NOTE
 
 from conftest import ERRORED, REGISTRY, TEST_REGISTRY, base_env, cli, dead_endpoint, run_cli
 
@@ -57,10 +61,13 @@ def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
     lines = proc.stdout.splitlines()
     row = next(line for line in lines if line.startswith("econarena/nash") and "temperature" not in line)
     assert row.count("[") == 6 and "0.840 [0.840, 0.840]" in row and "0.200 [0.200, 0.200]" in row
-    legend = [line for line in lines if line.startswith("mean [95 % bootstrap interval over sessions]")]
-    assert len(legend) == 1, proc.stdout
-    assert "win_rate is 1/seats (0.200) by construction" in legend[0]
-    assert "always breaking the rules 0.000" in legend[0] and "Nash play 0.840" in legend[0]
+    start = next(i for i, line in enumerate(lines) if line.startswith("mean [95 % bootstrap interval over sessions]"))
+    end = next(i for i, line in enumerate(lines) if line.endswith("econarena-report)."))
+    legend = " ".join(lines[start:end + 1])  # wrapped: a terminal shows each line whole
+    assert all(len(line) <= PROSE_WIDTH for line in lines[start:end + 1]) and end > start, proc.stdout
+    assert "win_rate is 1/seats (0.200) by construction" in legend
+    assert "every answer a rule break (the zero point, no credit up to it) 0.000" in legend
+    assert "Nash play 0.840" in legend
 
 
 @pytest.mark.e2e
@@ -166,3 +173,18 @@ def test_with_no_folder_named_it_reads_only_the_users_logs_and_says_which_folder
     # named, the folder is read whole, whoever wrote it
     named = summary(logs / "clean")
     assert named.returncode == 0 and "no folder named" not in named.stderr
+
+
+@pytest.mark.e2e
+def test_the_closing_note_is_wrapped_for_a_terminal(tmp_path):
+    """The note under the tokens table was one line of 714 characters: wrapped at PROSE_WIDTH, the same words."""
+    chat_player(tmp_path / "logs" / "x.jsonl", {"max_tokens": 128}, usage=True)
+    proc = summary(tmp_path / "logs", "--price-in", "1", "--price-out", "2")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("tokens used:")[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Tokens as each"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    note = lines[start:end]
+    assert len(note) >= len(NOTE) // PROSE_WIDTH and all(len(line) <= PROSE_WIDTH for line in note), note
+    said = " ".join(note)
+    assert said.startswith(NOTE + " Cost at 1 per million prompt tokens") and len(said) > 700
