@@ -507,3 +507,28 @@ def test_a_run_resumed_on_a_fixed_endpoint_takes_the_place_of_the_errored_one(sr
     summary = run_cli([cli("econarena-summary"), "--strict", str(logs)], env)  # exit 0: nothing errored is shown
     assert "127.0.0.1:9" not in summary.stdout.split("\n\n")[0], summary.stdout
     assert f"a finished run resumed from it, and its log is used: {fixed}" in summary.stdout + summary.stderr
+
+
+def test_a_resumed_log_whose_source_path_now_holds_another_model_hides_neither(srv, env, tmp_path):
+    """Resume a run, move its folder, run another model at the path the resume named: the moved
+    resumed log names a log it did not resume (another player). Both models' rows are shown, the
+    conflict is named, and --strict fails on it."""
+    logs, moved = tmp_path / "logs", tmp_path / "moved"
+    logs.mkdir()
+    dead, fixed = logs / "dead.jsonl", logs / "fixed.jsonl"
+    run_cli(oaieval(dead, "--extra_eval_params", "max_attempts=1,breaker_threshold=2"),
+            env | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, returncode=3)
+    run_cli(oaieval(fixed, "--extra_eval_params", f"resume_from={dead}"), env)
+    logs.rename(moved)
+    logs.mkdir()
+    run_cli(oaieval(dead, fn="econarena/random"), env)  # another model's run, at the path the resume named
+    assert read_log(moved / "fixed.jsonl").resumed_from == str(dead.resolve())
+
+    summary = run_cli([cli("econarena-summary"), str(moved), str(logs)], env)
+    rows = summary.stdout.split("\n\n")[0]
+    assert "econarena/random " in rows and f"econarena/chat:gpt-4 @ {srv.base_url.split('/')[2]} " in rows, rows
+    assert (f"!! {moved / 'fixed.jsonl'}: it names {dead} as the log it resumed from, but it is another condition "
+            "(players: econarena/random vs econarena/chat:gpt-4): both are used") in summary.stdout, summary.stdout
+    assert "resumed from it" not in summary.stderr  # no log took another's place by its claim
+    strict = run_cli([cli("econarena-summary"), "--strict", str(moved), str(logs)], env, returncode=1)
+    assert "1 log(s) naming as resumed from a log they did not resume" in strict.stderr

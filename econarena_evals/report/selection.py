@@ -2,8 +2,10 @@
 
 Every log is keyed by its condition (``conditions``). For one condition a finished log (it has a
 final report) beats a partial one, and among finished logs the newest wins; a partial log is used
-only when its condition has no finished log, and is marked so. Every file read that is not used
-gets a note saying why. A column is a condition less its evaluated player (``Condition.table``):
+only when its condition has no finished log, and is marked so. A finished log whose plan event
+names the log it resumed from takes that log's place where it can have resumed it (``resumed``);
+where it cannot, both are used and the conflict is said in the note (``CONFLICT``). Every file
+read that is not used gets a note saying why. A column is a condition less its evaluated player (``Condition.table``):
 every fn played against the same opponents, with the same args, seed and samples, is a row of one
 column, named by cell, the opponents (``vs B``) and what differs from the registry's defaults (eval
 args and completion args); conditions that differ in anything else never share a column. A player is the model
@@ -12,14 +14,16 @@ from its command line, which the log's notes then say.
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
-from ..run.conditions import Condition, condition_of
+from ..log.format import RESUMED_FROM
+from ..run.conditions import Condition, condition_of, differences
 from .conditions import (
     column_label,
     column_name,
@@ -35,6 +39,8 @@ from .workers import Workers
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.
 SELF_PLAY, SELF_PLAY_TEST, ARENA = "overall", "overall (test split)", "overall (arena and opponents)"
+# a note's key for a contradiction the logs read hold (a log names as resumed from one it did not resume)
+CONFLICT = "conflict"
 
 
 @dataclass
@@ -157,14 +163,10 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
             notes.append({"file": str(path), "status": "skipped", "why": f"no seat call answered in the log{live}"})
         else:
             candidates.append(log)
-    # A log a finished run resumed from is that run's: its finished sessions are in it. Used in its
-    # place even where the two are columns apart (the endpoint, which names a player, fixed before
-    # the resume), so a resume that finished the work clears what the first run left errored.
-    resumed_by = {_resolved(log.resumed_from): log for log in candidates
-                  if log.resumed_from and log.final_report is not None}
+    superseded, conflicts = resumed(candidates)
     for log in candidates:
-        by = resumed_by.get(_resolved(str(log.path)))
-        if by is not None and by is not log:
+        by = superseded.get(str(log.path))
+        if by is not None:
             notes.append({"file": str(log.path), "status": "superseded",
                           "why": f"a finished run resumed from it, and its log is used: {by.path}"})
         else:
@@ -213,7 +215,79 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
     where = inputs_folder(paths)
     for n in notes:
         n["path"], n["player"] = relative(n["file"], where), who.get(n["file"], "")
+        if n["file"] in conflicts:  # said with the log's other notes, and apart (``--strict`` fails on it)
+            n[CONFLICT] = conflicts[n["file"]]
+            n["why"] = "; ".join(w for w in (n["why"], n[CONFLICT]) if w)
     return chosen, notes
+
+
+def resumption_key(log: EvalLog) -> Condition:
+    """The condition a resume holds a log to: its condition less each player's endpoint. A resume
+    refuses a log of another eval, player, args or seed, but not one reached at another endpoint
+    (a dead one, fixed before the resume), whose finished sessions it copies all the same."""
+    return condition_of(log.spec, [{k: v for k, v in e.items() if k != "endpoint_label"}
+                                   for e in log.player_settings] or None)
+
+
+def not_resumed(new: EvalLog, old: EvalLog) -> Optional[str]:
+    """Why ``new``, whose plan event names ``old`` as the log it resumed from, cannot have resumed
+    it (None: it did): ``old`` is of another condition (``resumption_key``), finished (nothing was
+    left to resume), or holds a finished session whose runs ``new`` does not hold as copied."""
+    differ = differences(resumption_key(old), resumption_key(new))
+    if differ:
+        return "it is another condition (" + "; ".join(differ) + ")"
+    if status_of(old) == "finished":
+        return "it finished (nothing was left to resume)"
+    held, runs = _finished_runs(new), _finished_runs(old)
+    for index, kept in runs.items():
+        if index not in held or not kept <= held[index]:
+            return f"its finished session {index} is not in the resumed log as it finished there"
+    return None
+
+
+def _finished_runs(log: EvalLog) -> dict[Any, set[str]]:
+    """Each finished session's runs, as a resume copies them (less the mark it adds)."""
+    out: dict[Any, set[str]] = {s.get("session"): set() for s in log.sessions if not s.get("errored")}
+    for r in log.runs:
+        if r.get("session") in out:
+            out[r["session"]].add(json.dumps({k: v for k, v in r.items() if k != RESUMED_FROM},
+                                             sort_keys=True, default=str))
+    return out
+
+
+def resumed(candidates: Sequence[EvalLog]) -> tuple[dict[str, EvalLog], dict[str, str]]:
+    """What "resumed from" settles: each log a finished run resumed from (its plan event names it)
+    -> that run's log, used in its place even where the two are columns apart (the endpoint, which
+    names a player, fixed before the resume); and, for each log whose claim cannot be true
+    (``not_resumed``, or logs that name each other round), the conflict in words: then both logs
+    are used, neither hiding the other."""
+    by_path = {_resolved(str(log.path)): log for log in candidates}
+    names = {id(log): by_path.get(_resolved(log.resumed_from)) for log in candidates if log.resumed_from}
+    superseded: dict[str, EvalLog] = {}
+    conflicts: dict[str, str] = {}
+    for log in sorted(candidates, key=lambda lg: (_created(lg), str(lg.path))):  # the newest resume last: it wins
+        old = names.get(id(log))
+        if old is None:
+            continue  # names no log read here (moved, deleted or not given): nothing to settle
+        round_, at = [log], old
+        while at is not None and at is not log and len(round_) <= len(candidates):
+            round_.append(at)
+            at = names.get(id(at))
+        if at is log:
+            if old is log:  # a resume never writes over its source
+                conflicts[str(log.path)] = "it names itself as the log it resumed from"
+            else:
+                through = "" if len(round_) == 2 else " through " + ", ".join(str(lg.path) for lg in round_[2:])
+                conflicts[str(log.path)] = (f"it names {old.path} as the log it resumed from, and that names it "
+                                            f"back{through}: neither takes the other's place, both are used")
+        elif log.final_report is not None:
+            why = not_resumed(log, old)
+            if why is None:
+                superseded[str(old.path)] = log
+            else:
+                conflicts[str(log.path)] = (f"it names {old.path} as the log it resumed from, but {why}: "
+                                            "both are used")
+    return superseded, conflicts
 
 
 def player_of(log: EvalLog) -> str:

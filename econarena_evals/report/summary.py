@@ -5,7 +5,8 @@ column named by cell plus what differs from the registry's defaults, a finished 
 partial one and the newest finished among several. A partial log (the run stopped before its final
 report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
 it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
-errored or missing sessions, for scripts that must not pass a run with holes in it. Under the
+errored or missing sessions, or when a log names as the one it resumed from a log it did not
+resume (``selection.resumed``), for scripts that must not pass a run with holes in it. Under the
 table, the tokens each player used in each column and, at the prices given, their cost (``tokens``).
 With no log or folder named, it reads only this user's logs in evals' shared ``/tmp/evallogs``
 (``own_logs``) and says so.
@@ -31,7 +32,7 @@ from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
 from .progress import Progress
-from .selection import UNREAD, Chosen, select
+from .selection import CONFLICT, UNREAD, Chosen, select
 from .tokens import (
     NOTE,
     Prices,
@@ -253,7 +254,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, default=[],
                         help=f"logs or folders (none: your logs in {EVALS_LOGS}, oaieval's default)")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 if any listed log has errored or missing sessions")
+                        help="exit 1 if any listed log has errored or missing sessions, or names as the log it "
+                             "resumed from one it did not resume")
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
                         help="only logs written after this time (e.g. $(date +%%s) before the run)")
     parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
@@ -295,6 +297,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     print(tokens_table(chosen, prices_of(opts)))
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
+    conflicts = [n for n in notes if n.get(CONFLICT)]
+    for n in conflicts:  # which log is whose resume: a contradiction the folder holds, whichever log is used
+        print(f"\n!! {n['file']}: {n[CONFLICT]}")
     for c, h in problems:
         print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
         if c.status == RUNNING:
@@ -309,10 +314,11 @@ def _main(argv: Optional[list[str]] = None) -> int:
                   "if the model needs the room")
     for n in unread:  # in the summary's own output too, not only on stderr: its rows are missing from the table
         print(f"\n!! {n['file']}: {n['why']}")
-    if (problems or unread) and opts.strict:
-        print(f"econarena-summary --strict: {len(problems)} log(s) with errored or missing sessions or figures "
-              f"the runs do not give, {len(unread)} log(s) not read",
-              file=sys.stderr)
+    if (problems or unread or conflicts) and opts.strict:
+        said = [f"{len(problems)} log(s) with errored or missing sessions or figures the runs do not give"] * bool(
+            problems) + [f"{len(unread)} log(s) not read"] * bool(unread) + [
+            f"{len(conflicts)} log(s) naming as resumed from a log they did not resume"] * bool(conflicts)
+        print("econarena-summary --strict: " + "; ".join(said), file=sys.stderr)
         return 1
     return 0
 

@@ -91,13 +91,30 @@ def test_arena_scores_each_player_under_its_own_name(tmp_path):
     assert rescored == {k: report[k] for k in rescored}
 
 
-def test_a_run_leaves_no_thread_that_wakes_while_the_process_exits(tmp_path):
+def test_a_run_leaves_no_thread_that_wakes_while_the_process_exits(tmp_path, monkeypatch):
     """A thread still waking up now and then when the interpreter shuts down may run while it does
     (tqdm wakes its monitor from an exit handler): every process of the fast lane ended with tqdm's
     monitor alive, started by evals' disabled progress bar and never stopped. After a run, only the
-    seat calls' workers remain, idle (they wait on a queue and are reused by the next run)."""
-    before = set(threading.enumerate())
+    seat calls' workers remain, idle (they wait on a queue and are reused by the next run).
+
+    Only the run's threads count: those started from this test's thread while it runs, or from a
+    thread so started. Another test in this process may have left threads that start threads of
+    their own meanwhile (a server answering a client still running, a tqdm bar still open with its
+    monitor): counting every thread new or named alike made this test fail after other files in
+    one worker, and pass alone."""
+    runs = {threading.current_thread()}
+    started: list[threading.Thread] = []
+    start = threading.Thread.start
+
+    def start_and_note(thread):
+        if threading.current_thread() in runs:  # a set's add is atomic: the run's threads call this too
+            runs.add(thread)
+            started.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start_and_note)
     run_eval([Garbage()], ["garbage"], tmp_path)
-    left = [(t.name, t.daemon) for t in threading.enumerate()
-            if t.name == "tqdm_monitor" or (t not in before and t.name != "econarena-seat-call")]
+    monkeypatch.undo()
+    assert any(t.name != "econarena-seat-call" for t in started)  # evals' pool's, at least: the run's are seen
+    left = [(t.name, t.daemon) for t in started if t.is_alive() and t.name != "econarena-seat-call"]
     assert left == []
