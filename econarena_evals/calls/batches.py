@@ -386,7 +386,7 @@ class Waves:
                     self._settle(slot, result)
             return True
         stop_run(f"batch output unreadable: {lines} call(s) were bought {MAX_BOUGHT} times and their answers cannot "
-                 f"be read: {names} ({api.label}); none is bought again: the resume asks these batches again, and "
+                 f"be read: {names} ({api.label}); none is bought again: the resume asks their last batch again, and "
                  "batch_fallback=yes sends such calls synchronously", "batch output unreadable")
         self._stopped([slot for group in lost.values() for slot, _ in group])
         return False
