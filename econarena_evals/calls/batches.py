@@ -19,15 +19,15 @@ files is retried with backoff for as long as the batch's window lasts (``_patien
 sends a line again. Lines go again only when the provider says the batch ended without answering
 them (expired, cancelled, failed), does not know the batch, or its output cannot be read (a 404, or
 a completed batch whose output holds no line for the call: those lines were paid, and the user is
-told).
+told). Output and error files are read as streams of lines, so memory is bounded by the longest
+line, not the file; the first line for a custom_id answers it.
 
 A line is bought at most ``MAX_BOUGHT`` times, ever: every record of a batch carries, per line, how
 many batches it has been in, and a resume reads that count back with the batch map (``bought``).
 A line whose answer was bought that often and still cannot be read is not bought again: the run
 stops (exit 4) with one line naming the batches and how many lines each holds, and the resume asks
-those batches again, buying nothing; unless the player allows synchronous calls
-(``batch_fallback=yes``: ``BatchAPI.fallback``), which then answer it. Output and error files are read as streams of lines,
-so memory is bounded by the longest line, not the file; the first line for a custom_id answers it.
+the last of them again, buying nothing; unless the player allows synchronous calls
+(``batch_fallback=yes``: ``BatchAPI.fallback``), which then answer it.
 
 Lines the batch did not answer (an expired or cancelled batch, a failed validation, lines in the
 error file with a status a retry may cure) go again in a later batch, at most ``max_attempts``
