@@ -10,6 +10,8 @@ calls, wall time and, for batch cases, the peak memory of the ``oaieval`` proces
 Cases (docs/reliability.md's retry table):
   storm       beauty_hist dev (20 sessions): Anthropic's 529 to every request for --storm-s from 5 s in
   from-start  beauty_L, 5 sessions: OpenAI's 503 from the first request for 60 s
+  windows     beauty_L, 4 sessions, replies in 1 s: Anthropic's 529 12 s of every 20 s from the first
+              request, beside the floor (the same run with no overload, measured first)
   endless     beauty_L, 5 sessions: Google's 503 UNAVAILABLE for ever, rate_limit_patience_s=--patience-s
   flaky-L     beauty_L dev: 25 % of requests answered 500
   flaky-hist  beauty_hist dev: 25 % of requests answered 500
@@ -18,6 +20,7 @@ Cases (docs/reliability.md's retry table):
   batch-down  batch mode, beauty_L, 4 sessions: the batch status endpoint answers 503 for 10 s
   batch-bad   batch mode: every batch object's errors.data holds strings
   batch-404   batch mode: the first output file answers 404
+  batch-never batch mode: every output file answers 404 (exit 4: each line bought twice, no more)
   batch-big   batch mode: an output file of about 400 MB (replies of 2 MB)
 """
 from __future__ import annotations
@@ -68,7 +71,8 @@ def row(name: str, status: int, wall: float, log: Path, sent: str, extra: str = 
 
 
 def synchronous(name: str, server: OpenAIServer, cell: str, sessions: Optional[int], calls: int, tmp: Path,
-                *extra: str, say: Callable[[], str] = lambda: "") -> None:
+                *extra: str, say: Callable[[], str] = lambda: "") -> float:
+    """One run against ``server``, its row printed; its wall time."""
     server.start()
     try:
         status, wall, stderr = oaieval(server.base_url, cell, tmp / f"{name}.jsonl", sessions, *extra)
@@ -79,6 +83,7 @@ def synchronous(name: str, server: OpenAIServer, cell: str, sessions: Optional[i
     row(name, status, wall, tmp / f"{name}.jsonl", sent, say())
     if status not in (0, 3):
         print("    " + (stderr.strip().splitlines() or [""])[-1], flush=True)
+    return wall
 
 
 def batched(name: str, setup: Callable[[OpenAIServer], None], tmp: Path, sessions: int = 4) -> None:
@@ -97,8 +102,8 @@ def batched(name: str, setup: Callable[[OpenAIServer], None], tmp: Path, session
     sent = f"lines {lines:,} for {calls:,} calls ({lines - calls:,} paid twice), batches {len(server.batch.created)}"
     memory = f"peak {peak / 1024:,.0f} MiB" if peak > before else "peak (below an earlier case's)"
     row(name, status, wall, tmp / f"{name}.jsonl", sent, memory)
-    said = [x for x in stderr.splitlines() if "paid once" in x or "answers" in x and "more than once" in x]
-    for line in said[:2]:
+    said = [x for x in stderr.splitlines() if "cannot be read" in x and "batch" in x or "more than once" in x]
+    for line in said[:1] + [x for x in stderr.splitlines() if x.startswith("econarena: stopped:")]:
         print("    " + line, flush=True)
 
 
@@ -131,6 +136,13 @@ def main() -> int:
             storm = Storm(after_s=0.0, for_s=60.0, shape="openai")
             synchronous("from-start", OpenAIServer(scripted, models=(MODEL,), answer=storm), "beauty_L", 5, 250,
                         tmp, say=lambda: f"refused {storm.refused:,}")
+        if case("windows"):
+            floor = synchronous("floor", OpenAIServer(scripted, models=(MODEL,), latency_s=1.0), "beauty_L", 4, 200,
+                                tmp)
+            storm = Storm(after_s=0.0, for_s=12.0, shape="anthropic", every_s=20.0)
+            synchronous("windows", OpenAIServer(scripted, models=(MODEL,), answer=storm, latency_s=1.0), "beauty_L",
+                        4, 200, tmp, say=lambda: f"refused {storm.refused:,}; the floor {floor:.1f} s, and "
+                        f"{floor + 12:.1f} s with the first 12 s overloaded")
         if case("endless"):
             storm = Storm(after_s=0.0, for_s=float("inf"), shape="google")
             synchronous("endless", OpenAIServer(scripted, models=(MODEL,), answer=storm), "beauty_L", 5, 250, tmp,
@@ -174,6 +186,9 @@ def main() -> int:
                 return None
 
             batched("batch-404", lambda s: setattr(s.batch, "fault", lose_first), tmp)
+        if case("batch-never"):
+            batched("batch-never", lambda s: setattr(s.batch, "fault", lambda method, path: (
+                404, api_error("No such File object", param="id")) if path.endswith("/content") else None), tmp)
         if case("batch-big"):
             pad = " " * (2 * 1024 * 1024)
 

@@ -234,10 +234,11 @@ class Storm:
     """An overload for everyone, for ``OpenAIServer(answer=...)``: from ``after_s`` past the first
     POST, for ``for_s`` (inf: it never ends), every request is refused the way the provider named
     refuses it when overloaded (Anthropic's 529 ``overloaded_error``, OpenAI's 503, Google's 503
-    ``UNAVAILABLE``). ``refused`` counts them."""
+    ``UNAVAILABLE``); with ``every_s``, again every ``every_s`` (12 s of every 20 s: after_s=0,
+    for_s=12, every_s=20). ``refused`` counts them."""
 
-    def __init__(self, after_s: float, for_s: float, shape: str = "anthropic") -> None:
-        self.after_s, self.for_s, self.shape = after_s, for_s, shape
+    def __init__(self, after_s: float, for_s: float, shape: str = "anthropic", every_s: float = math.inf) -> None:
+        self.after_s, self.for_s, self.shape, self.every_s = after_s, for_s, shape, every_s
         self.first: Optional[float] = None
         self.refused = 0
         self.lock = threading.Lock()
@@ -246,7 +247,10 @@ class Storm:
         now = time.monotonic()
         with self.lock:
             self.first = now if self.first is None else self.first
-            if self.after_s <= now - self.first < self.after_s + self.for_s:
+            since = now - self.first
+            if self.every_s < math.inf:
+                since %= self.every_s
+            if self.after_s <= since < self.after_s + self.for_s:
                 self.refused += 1
                 status, body = OVERLOAD_BODIES[self.shape]
                 return status, body, {}

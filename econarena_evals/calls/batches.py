@@ -17,9 +17,17 @@ The batch API's own failures (5xx, timeouts, dropped connections, a batch object
 shape, a download cut short) are the API's, not the calls': a look at a batch or a download of its
 files is retried with backoff for as long as the batch's window lasts (``_patient``), and never
 sends a line again. Lines go again only when the provider says the batch ended without answering
-them (expired, cancelled, failed), does not know the batch, or lost its output file (a 404: those
-lines were paid once, and the user is told). Output and error files are read as streams of lines,
-so memory is bounded by the longest line, not the file; the first line for a custom_id answers it.
+them (expired, cancelled, failed), does not know the batch, or its output cannot be read (a 404, or
+a completed batch whose output holds no line for the call: those lines were paid, and the user is
+told). Output and error files are read as streams of lines, so memory is bounded by the longest
+line, not the file; the first line for a custom_id answers it.
+
+A line is bought at most ``MAX_BOUGHT`` times, ever: every record of a batch carries, per line, how
+many batches it has been in, and a resume reads that count back with the batch map (``bought``).
+A line whose answer was bought that often and still cannot be read is not bought again: the run
+stops (exit 4) with one line naming the batches and how many lines each holds, and the resume asks
+the last of them again, buying nothing; unless the player allows synchronous calls
+(``batch_fallback=yes``: ``BatchAPI.fallback``), which then answer it.
 
 Lines the batch did not answer (an expired or cancelled batch, a failed validation, lines in the
 error file with a status a retry may cure) go again in a later batch, at most ``max_attempts``
@@ -55,6 +63,7 @@ NO_SUCH_ROUTE = (404, 405, 501)  # what a server without a batch API answers to 
 # taken for lost (a gateway that dropped it): its calls go in a new batch, so no wait is endless.
 OVERDUE_S = 25 * 3600.0
 FIRST_POLL_S = 1.0  # polls start fast (a small batch may finish in seconds) and double up to poll_s
+MAX_BOUGHT = 2  # batches a line may be in, ever, when what they answered cannot be read
 
 
 @dataclass(frozen=True)
@@ -82,13 +91,16 @@ class LineFailed(Exception):
     """A batch line that got no answer: ``status_code`` None if it was never run, and whether a
     later batch may cure it (a 400 would fail the same way every time)."""
 
-    def __init__(self, message: str, status_code: Optional[int] = None, transient: bool = True) -> None:
+    def __init__(self, message: str, status_code: Optional[int] = None, transient: bool = True,
+                 lost: bool = False) -> None:
         super().__init__(message)
-        self.status_code, self.transient = status_code, transient
+        # lost: the batch ran the line (bought), but its answer cannot be read
+        self.status_code, self.transient, self.lost = status_code, transient, lost
 
 
 class BatchAPI(Protocol):
     label: str  # which endpoint, for progress lines and the log
+    fallback: bool  # calls no batch answered may go synchronously (the player's batch_fallback)
 
     def upload(self, data: bytes) -> str: ...  # -> the input file's id
 
@@ -110,6 +122,14 @@ class Answer:
 
 
 Result = Union[Answer, BaseException]
+
+
+def bought_of(where: Mapping[str, Any]) -> int:
+    """How many batches a line has been in, by a resumed log's batch map (an old log's: 1 if any)."""
+    n = where.get("bought")
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        return n
+    return 1 if where.get("batch_id") or where.get("input_file_id") else 0
 
 
 def jsonl(lines: Sequence[Line], endpoint: str) -> bytes:
@@ -192,8 +212,12 @@ class Waves:
                  linger_s: float = LINGER_S) -> None:
         self.sessions, self.policy, self.poll_s, self.endpoint = sessions, policy, poll_s, endpoint
         self.record, self.say, self.linger_s = record, say, linger_s
-        # custom_id -> {"batch_id": ..., "input_file_id": ...} from the log resumed from
+        # custom_id -> {"batch_id": ..., "input_file_id": ..., "bought": n} from the log resumed from
         self.adopted = dict(adopted or {})
+        # custom_id -> batches it has been in, this run and the runs it resumed (``MAX_BOUGHT``)
+        self.bought: dict[str, int] = {cid: bought_of(where) for cid, where in self.adopted.items()}
+        self.bought_in: dict[str, list[str]] = {cid: [str(b) for b in where.get("batches") or ()]
+                                                for cid, where in self.adopted.items()}  # the batches, to name them
         self.cond = threading.Condition()
         self.pending: list[_Slot] = []
         self.queued = 0  # calls whose lines wait in ``pending`` (a session has one at a time)
@@ -295,8 +319,14 @@ class Waves:
                     fresh.append(slot)
             batches: dict[str, list[_Slot]] = {}
             for batch_id, group in attached.items():
+                ids = [s.line.custom_id for s in group]
+                for cid in ids:  # a batch found by its input file was bought, though not yet counted
+                    self.bought[cid] = max(1, self.bought.get(cid, 0))
+                    self.bought_in[cid] = [b for b in self.bought_in.get(cid, []) if b != batch_id] + [batch_id]
+                earlier = sorted({b for cid in ids for b in self.bought_in[cid] if b != batch_id})
                 self.record({"status": "attached", "batch_id": batch_id, "endpoint": api.label, "wave": number,
-                             "custom_ids": [s.line.custom_id for s in group]})
+                             "custom_ids": ids, "bought": [self.bought[cid] for cid in ids],
+                             **({"earlier": earlier} if earlier else {})})
                 self.say(f"econarena: batch {batch_id}: re-attached: {len(group)} call(s) were sent in it before "
                          "the resume")
                 self.batches.append(batch_id)
@@ -307,6 +337,7 @@ class Waves:
                 if batch_id is not None:  # else the API refused for good, or the run stopped: settled there
                     batches[batch_id] = group
             todo = []
+            lost: dict[str, list[tuple[_Slot, LineFailed]]] = {}  # batch id -> lines bought MAX_BOUGHT times
             for batch_id, group in batches.items():
                 waited = self._wait(api, batch_id, len(group), attached=batch_id in attached)
                 if waited is None:  # the batches go on at the provider; a resume takes their results
@@ -315,12 +346,19 @@ class Waves:
                 results, unanswered = waited
                 for slot in group:
                     result = results.get(slot.line.custom_id) or unanswered
+                    if (isinstance(result, LineFailed) and result.lost
+                            and self.bought.get(slot.line.custom_id, 0) >= MAX_BOUGHT):
+                        lost.setdefault(batch_id, []).append((slot, result))
+                        continue
                     # a line an earlier run's batch refused is tried again: the resume asks for that
                     again = isinstance(result, LineFailed) and (result.transient or batch_id in attached)
                     if again and slot.tries < self.policy.max_attempts:
                         todo.append(slot)
                     else:
                         self._settle(slot, result)
+            if lost and not self._unreadable(api, lost):
+                self._stopped(todo)  # the run stopped: the rest waits for the resume too
+                return
             if todo:
                 self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
                          f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
@@ -328,6 +366,30 @@ class Waves:
                 if CALL_STATE.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
                     break
         self._stopped(todo)
+
+    def _unreadable(self, api: BatchAPI, lost: Mapping[str, Sequence[tuple[_Slot, LineFailed]]]) -> bool:
+        """Lines bought ``MAX_BOUGHT`` times whose answers cannot be read: sent synchronously if the
+        player allows it (True), else the run stops, naming the batches (False); none is bought again."""
+        lines = sum(len(group) for group in lost.values())
+        bought_in: dict[tuple[str, ...], int] = {}  # the batches a line was bought in -> lines so
+        for batch_id, group in lost.items():
+            for slot, _ in group:
+                key = tuple(self.bought_in.get(slot.line.custom_id) or [batch_id])
+                bought_in[key] = bought_in.get(key, 0) + 1
+        names = ", ".join(f"{' and '.join(key)} ({n} line(s))" for key, n in list(bought_in.items())[:10])
+        names += f" and {len(bought_in) - 10} more" if len(bought_in) > 10 else ""
+        if getattr(api, "fallback", False):
+            self.say(f"econarena: {lines} call(s) bought {MAX_BOUGHT} times by batch whose answers cannot be read "
+                     f"({names}) go synchronously (batch_fallback=yes)")
+            for group in lost.values():
+                for slot, result in group:
+                    self._settle(slot, result)
+            return True
+        stop_run(f"batch output unreadable: {lines} call(s) were bought {MAX_BOUGHT} times and their answers cannot "
+                 f"be read: {names} ({api.label}); none is bought again: the resume asks their last batch again, and "
+                 "batch_fallback=yes sends such calls synchronously", "batch output unreadable")
+        self._stopped([slot for group in lost.values() for slot, _ in group])
+        return False
 
     def _found(self, api: BatchAPI, file_id: Optional[str]) -> Optional[str]:
         """A batch made of an input file uploaded before the resume (the run was stopped between the
@@ -340,6 +402,7 @@ class Waves:
     def _submit(self, api: BatchAPI, group: list[_Slot], number: int) -> Optional[str]:
         data = jsonl([s.line for s in group], self.endpoint)
         custom_ids = [s.line.custom_id for s in group]
+        bought = [self.bought.get(cid, 0) + 1 for cid in custom_ids]  # counting this batch, once it is made
         until = time.monotonic() + OVERDUE_S  # an outage of the API is waited out as long as a batch would be
         file_id = self._api(lambda: api.upload(data), "uploading a batch's input file", route=True, until=until)
         if isinstance(file_id, BaseException):
@@ -347,7 +410,7 @@ class Waves:
             return None
         # recorded before the batch exists: a resume finds the batch of this file if we die in between
         self.record({"status": "uploaded", "input_file_id": file_id, "endpoint": api.label, "wave": number,
-                     "custom_ids": custom_ids})
+                     "custom_ids": custom_ids, "bought": bought})
         while True:
             batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
                                  route=True)
@@ -365,8 +428,11 @@ class Waves:
         if isinstance(batch_id, BaseException):
             self._fail(group, batch_id)
             return None
+        self.bought.update(zip(custom_ids, bought))
+        for cid in custom_ids:
+            self.bought_in.setdefault(cid, []).append(batch_id)
         self.record({"status": "submitted", "batch_id": batch_id, "input_file_id": file_id, "endpoint": api.label,
-                     "wave": number, "custom_ids": custom_ids})
+                     "wave": number, "custom_ids": custom_ids, "bought": bought})
         self.batches.append(batch_id)
         self.say(f"econarena: batch {batch_id}: submitted, {len(group)} call(s) of wave {number} ({api.label})")
         return batch_id
@@ -432,11 +498,13 @@ class Waves:
         why = f"batch {batch_id} {status.status}" + (f": {status.errors}" if status.errors else "")
         if lost:
             self.say(f"econarena: batch {batch_id}: its output file {lost[0]} cannot be read (gone, or past the window): "
-                     f"its {status.completed} answered call(s) were paid once and are sent again in a new batch")
-            return results, LineFailed(f"{why}: its output file {lost[0]} is gone; this call was answered and paid "
-                                       "once, and is sent again")
-        return results, LineFailed(f"{why}: no result for this call" if status.status == "completed"
-                                   else f"{why} before this call was answered")
+                     f"its {status.completed} answered call(s) were paid, and are sent again in a new batch only if "
+                     f"they have been in fewer than {MAX_BOUGHT} batches")
+            return results, LineFailed(f"{why}: its output file {lost[0]} cannot be read; this call was answered and "
+                                       "paid", lost=True)
+        if status.status == "completed":  # ran, by the provider's word, but no line of its files answers it
+            return results, LineFailed(f"{why}: no result for this call", lost=True)
+        return results, LineFailed(f"{why} before this call was answered")
 
     def _patient(self, request: Callable[[], Any], what: str, until: float,
                  restart: Callable[[], None] = lambda: None) -> Any:

@@ -30,6 +30,12 @@ BURST_S = 0.5  # how far ahead of the steady pace a lane may send (the real API 
 # cut to this (and to rate_limit_patience_s), the request is sent again, and a refusal after the
 # patience stops the run.
 MAX_SERVER_WAIT_S = 60.0
+# The longest pause between two probes of an overloaded endpoint that asked for no wait of its own.
+# A probe is one request, so probing every 2 s costs an overloaded endpoint 30 requests a minute,
+# while the lane finds the overload over within 2 s of its end: an overload costs about its own
+# length. (Backing off to backoff_cap_s, 20 s, lost whole open windows of an endpoint overloaded
+# 12 s of every 20: 4 sessions took minutes, not the 30 s the overloads and the calls add up to.)
+PROBE_EVERY_S = 2.0
 
 
 def model_of(key: Hashable) -> str:
@@ -120,16 +126,16 @@ class Pace:
         """An overload (503, 529, UNAVAILABLE): too busy for everyone, so the whole lane pauses and
         then probes with one call at a time until an answer comes. The pause is the server's word if
         it gave one, else exponential backoff with jitter over the pauses since the last answer, at
-        most ``cap_s`` (the call policy's ``backoff_cap_s``: a probe every 20 s costs nothing, and
-        the lane finds the storm over within that); both within ``_bounded`` and what is left of
-        the patience. Refusals of calls sent before the pause began are the same burst: they do not
+        most ``cap_s`` (the call policy's ``backoff_cap_s``) and ``PROBE_EVERY_S`` (so the lane
+        finds the overload over within seconds of its end); both within ``_bounded`` and what is
+        left of the patience. Refusals of calls sent before the pause began are the same burst: they do not
         pause it again (False)."""
         now = time.monotonic()
         if now < self.paused_until:
             return False
         self.overloads += 1
         if wait_s is None:
-            step = min(cap_s, base_s * 2 ** min(self.overloads - 1, 30))
+            step = min(cap_s, PROBE_EVERY_S, base_s * 2 ** min(self.overloads - 1, 30))
             wait_s, source = step / 2 + self._jitter.uniform(0, step / 2), "backoff"
         wait_s = self._bounded(wait_s, source)
         left = self.last_answer + self.patience_s - now  # the stop comes soon after the patience runs out

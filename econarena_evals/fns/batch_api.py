@@ -31,6 +31,7 @@ class OpenAIBatches:
         self.fn = fn
         self.label = endpoint_label(fn.api_base) or "api.openai.com"
         self.headers = {"extra_headers": fn.extra_headers} if fn.extra_headers else {}
+        self.fallback = bool(fn.batch_fallback)  # calls no batch answered may go synchronously
 
     @property
     def client(self) -> Any:
@@ -112,7 +113,8 @@ def batch_api(fn: Any) -> Optional[OpenAIBatches]:
     """The batch API ``fn``'s seat calls go through, or None for a fn that is not in batch mode."""
     if not isinstance(fn, ChatCompletionFn) or not fn.batch:
         return None
-    key = (fn.api_base, fn.api_key, fn.model, tuple(sorted(fn.extra_headers.items())))  # a batch is one model's
+    key = (fn.api_base, fn.api_key, fn.model, tuple(sorted(fn.extra_headers.items())),  # a batch is one model's
+           fn.batch_fallback)
     with _apis_lock:
         if key not in _apis:
             _apis[key] = OpenAIBatches(fn)

@@ -82,9 +82,9 @@ class Resumption:
     torn_lines: int = 0
     # finished sessions whose logged figures are not what their runs score: the derived ones are carried
     forged: list[str] = field(default_factory=list)
-    # custom_id -> {batch_id, input_file_id} of each batch line the log says was sent (batch mode):
-    # waited for in that batch again instead of being sent anew
-    batches: dict[str, dict[str, str]] = field(default_factory=dict)
+    # custom_id -> {batch_id, input_file_id, bought} of each batch line the log says was sent (batch
+    # mode): waited for in that batch again instead of being sent anew
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def kept_runs(self) -> int:
@@ -228,17 +228,33 @@ def _without_figures(data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if split_metric_key(str(k))[0] not in METRICS}
 
 
-def sent_in_batches(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+MAX_NAMED = 10  # batches a line's record names, at most (a line is bought twice at most: ``calls.batches``)
+
+
+def sent_in_batches(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """custom_id -> where the log says it went: the input file uploaded, then the batch made of it
-    (a later record of the same line wins: a retry in a new batch, or a re-attach)."""
-    sent: dict[str, dict[str, str]] = {}
+    (a later record of the same line wins: a retry in a new batch, or a re-attach), and ``bought``:
+    how many batches it has been in, this log's and those it resumed (the records' own counts; a
+    log without them counts its batches), and ``batches``: those batches' ids, to name them."""
+    sent: dict[str, dict[str, Any]] = {}
     for row in rows:
         data = row.get("data")
         if row.get("type") != BATCH_EVENT or not isinstance(data, Mapping) or not isinstance(data.get("custom_ids"), list):
             continue
+        status, ids = data.get("status"), data["custom_ids"]
         where = {k: str(data[k]) for k in ("batch_id", "input_file_id") if data.get(k)}
-        for custom_id in data["custom_ids"]:
-            sent[str(custom_id)] = where
+        counts = data.get("bought")
+        counts = counts if isinstance(counts, list) and len(counts) == len(ids) else [None] * len(ids)
+        earlier = data.get("earlier") if status == "attached" else None
+        named = [b[:200] for b in (earlier if isinstance(earlier, list) else [])[:MAX_NAMED] if isinstance(b, str)]
+        named += [where["batch_id"][:200]] if status in ("submitted", "attached") and "batch_id" in where else []
+        for custom_id, count in zip(ids, counts):
+            before = sent.get(str(custom_id), {})
+            n = before.get("bought", 0)
+            if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1_000_000:
+                count = n + 1 if status == "submitted" else n if status == "uploaded" else max(n, 1)
+            batches = list(dict.fromkeys([*before.get("batches", []), *named]))[-MAX_NAMED:]
+            sent[str(custom_id)] = {**where, "bought": max(n, count), "batches": batches}
     return sent
 
 

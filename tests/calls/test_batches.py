@@ -320,7 +320,7 @@ def test_a_lost_output_file_sends_its_lines_again_once():
     w = Waves(1, CallPolicy(max_attempts=3, backoff_base_s=0.0), 0.01, ENDPOINT, records.append, said.append)
     got = w.call([(api, Line(c, {})) for c in "ab"])
     assert [r.batch_id for r in got] == ["batch_1", "batch_1"]
-    assert any("were paid once and are sent again" in line for line in said)
+    assert any("were paid, and are sent again in a new batch only if" in line for line in said)
 
 
 def test_results_are_read_from_a_stream_of_lines_and_the_first_line_of_a_custom_id_answers_it():
@@ -350,3 +350,45 @@ def test_a_create_whose_answer_was_lost_uses_the_batch_it_made():
     api, records = LostAnswer(), []
     got = waves(1, records, max_attempts=1).call([(api, Line("a", {}))])
     assert isinstance(got[0], Answer) and got[0].batch_id == "batch_0" and len(api.batches) == 1
+
+
+class Unreadable(MemoryAPI):
+    """Every output file answers 404 (a provider whose output files can never be read)."""
+
+    def download(self, file_id: str) -> bytes:
+        if file_id.endswith("-out"):
+            raise type("NotFound", (Exception,), {"status_code": 404})(f"No such File object: {file_id}")
+        return super().download(file_id)
+
+
+def test_a_line_whose_answers_cannot_be_read_is_bought_twice_at_most_then_the_run_stops_naming_the_batches():
+    api, records = Unreadable(), []
+    got = waves(1, records, max_attempts=4).call([(api, Line(c, {})) for c in "ab"])
+    assert len(api.batches) == 2  # not max_attempts batches: each line is bought twice, no more
+    assert all(isinstance(r, batches.RunStopped) for r in got)
+    assert CALL_STATE.stopped.is_set() and CALL_STATE.stop_word == "batch output unreadable"
+    assert "2 call(s) were bought 2 times" in CALL_STATE.stop_reason and "batch_1 (2 line(s))" in CALL_STATE.stop_reason
+    submitted = [r for r in records if r["status"] == "submitted"]
+    assert [r["bought"] for r in submitted] == [[1, 1], [2, 2]]  # the count goes in the log, for a resume
+
+
+def test_a_resume_buys_none_of_the_lines_already_bought_twice_and_stops_at_once_naming_their_batch():
+    api, records = Unreadable(), []
+    api.create(api.upload(b'{"custom_id": "a"}\n{"custom_id": "b"}\n'), {})  # batch_0, the earlier run's
+    adopted = {"a": {"batch_id": "batch_0", "bought": 2}, "b": {"batch_id": "batch_0", "bought": 1}}
+    got = waves(1, records, max_attempts=4, adopted=adopted).call([(api, Line(c, {})) for c in "ab"])
+    assert list(api.batches) == ["batch_0"]  # asked again, nothing bought: b waits for the next resume
+    assert all(isinstance(r, batches.RunStopped) for r in got)
+    assert "1 call(s) were bought 2 times" in CALL_STATE.stop_reason and "batch_0 (1 line(s))" in CALL_STATE.stop_reason
+    attached = next(r for r in records if r["status"] == "attached")
+    assert attached["bought"] == [2, 1]  # carried into this log, for the resume after
+
+
+def test_lines_bought_twice_whose_answers_cannot_be_read_go_back_to_the_eval_when_it_may_call_live():
+    api, records, said = Unreadable(), [], []
+    api.fallback = True
+    w = Waves(1, CallPolicy(max_attempts=4, backoff_base_s=0.0), 0.01, ENDPOINT, records.append, said.append)
+    got = w.call([(api, Line("a", {}))])
+    assert len(api.batches) == 2 and not CALL_STATE.stopped.is_set()
+    assert isinstance(got[0], LineFailed) and got[0].lost and got[0].transient  # the eval sends it live
+    assert any("go synchronously (batch_fallback=yes)" in line for line in said)

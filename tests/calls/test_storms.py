@@ -7,6 +7,7 @@ through the real ``oaieval`` against tests/openai_server.py answering as an over
 """
 from __future__ import annotations
 
+import collections
 import json
 import subprocess
 import threading
@@ -19,11 +20,13 @@ from test_providers import refusal
 
 from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import fatal, is_endpoint_failure, is_overloaded, is_rate_limited, is_transient
+from econarena_evals.calls.pace import PROBE_EVERY_S, Pace
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.retry import LIVE_SHARE
 from econarena_evals.calls.state import CALL_STATE
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
+from econarena_evals.log.format import SEAT_TAG
 
 from conftest import REGISTRY, base_env, cli
 from openai_server import OVERLOAD_BODIES, Faults, OpenAIServer, Storm
@@ -207,6 +210,49 @@ def test_an_overload_from_the_first_request_is_waited_out(tmp_path):
     sessions = sessions_in(tmp_path / "log.jsonl")
     assert len(sessions) == 5 and all(not s.get("error") for s in sessions.values())
     assert storm.refused > 0
+
+
+def test_an_overloaded_lane_probes_every_few_seconds_whatever_the_backoff_cap():
+    """Backing off to backoff_cap_s (20 s) between probes lost whole open windows of an endpoint
+    overloaded 12 s of every 20: the lane found each overload over up to 20 s late."""
+    pace = Pace(("https://api.example", "key", "claude-sonnet-4-5"))
+    pace.told_overloaded = True  # said once per lane; not what this test reads
+    pauses = []
+    for _ in range(12):  # twelve refused probes in a row
+        pace.paused_until = 0.0  # each refusal comes after the last pause ended
+        now = time.monotonic()
+        assert pace.overloaded(None, "", 1.0, 20.0)
+        pauses.append(pace.paused_until - now)
+    assert pauses[0] <= 1.0 + 0.01  # backoff from backoff_base_s ...
+    assert all(p <= PROBE_EVERY_S + 0.01 for p in pauses) and pauses[-1] >= PROBE_EVERY_S / 2  # ... to 2 s
+
+
+@pytest.mark.e2e
+def test_an_endpoint_overloaded_12_s_of_every_20_answers_every_call_and_errors_no_session(tmp_path):
+    """Anthropic's 529 12 s of every 20 from the first request, on a server that serves 20 calls a
+    second (2 slots, 0.1 s each): 4 sessions (200 calls) need more than one open window, so calls
+    refused mid-run wait for the next one, and none counts as errored. How long it takes is
+    bench/storms.py's (case windows); here a timeout only guards against a hang."""
+    storm = Storm(after_s=0.0, for_s=12.0, shape="anthropic", every_s=20.0)
+    server = OpenAIServer(scripted, models=("claude-sonnet-4-5",), answer=storm, slots=2, decode_s=0.1).start()
+    try:
+        proc = oaieval(server, "beauty_L", tmp_path / "log.jsonl", "--max_samples", "4", timeout=600)
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sessions = sessions_in(tmp_path / "log.jsonl")
+    assert len(sessions) == 4 and all(not s.get("error") for s in sessions.values())
+    assert read_log(tmp_path / "log.jsonl").final_report["errored_sessions"] == 0
+    calls = collections.Counter(r["data"][SEAT_TAG]["session"]
+                                for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())
+                                if r.get("type") == "sampling")
+    assert calls == {session: 50 for session in sessions}  # every call answered, once, in its own session
+    answered = [r for r in server.requests if r.get("answered")]
+    assert len(answered) == 200 and storm.refused > 0
+    first = server.requests[0]["t"]
+    windows = {int((r["done"] - first) // 20) for r in answered}
+    assert len(windows) >= 2, windows  # refused mid-run, and back in a later open window
+    assert filing_problems(tmp_path / "log.jsonl") == []
 
 
 @pytest.mark.e2e

@@ -7,6 +7,7 @@ counts synchronous chat requests apart from batch lines: batch mode sends none.
 """
 from __future__ import annotations
 
+import collections
 import json
 import shlex
 import signal
@@ -386,8 +387,76 @@ def test_an_output_file_that_404s_is_sent_again_once_and_the_user_told_it_was_pa
     assert [len(b["custom_ids"]) for b in server.batch.created] == [200, 200]
     assert all(not s["errored"] for s in sessions_of(log).values()) and len(sessions_of(log)) == 4
     said = [x for x in done.stderr.splitlines() if "cannot be read" in x]
-    assert len(said) == 1 and "200 answered call(s) were paid once and are sent again" in said[0]
+    assert len(said) == 1 and "200 answered call(s) were paid, and are sent again in a new batch only if" in said[0]
     check_batched_log(log, server)
+
+
+def test_output_files_never_readable_buy_each_line_twice_at_most_and_the_resumes_buy_none(tmp_path):
+    """Every output file answers 404: each line is bought twice, then the run stops (exit 4) naming
+    the batches; the printed resume asks those batches again and buys nothing, stopping with the same
+    line; once the files read again, the next resume takes the answers from the recorded batch."""
+    never = [True]
+
+    def unreadable(method: str, path: str):
+        if never[0] and method == "GET" and path.endswith("/content"):
+            return 404, api_error("No such File object", param="id")
+        return None
+
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(validate_s=0.1, run_s=0.1)).start()
+    server.batch.fault = unreadable
+    env, log = env_for(server), tmp_path / "never.jsonl"
+    try:
+        first = run_cli(command("beauty_L", log, 4), env, timeout=300, returncode=4)
+        bought_first = [c for b in server.batch.created for c in b["custom_ids"]]
+        resume = next(x for x in first.stderr.splitlines() if "resume_from=" in x).strip()
+        again = subprocess.run(["bash", "-c", resume], env=env, capture_output=True, text=True, timeout=300)
+        bought_again = [c for b in server.batch.created for c in b["custom_ids"]]
+        never[0] = False  # the provider's files read again: the next resume takes what was bought
+        second = Path(shlex.split(resume)[shlex.split(resume).index("--record_path") + 1])
+        resume2 = next(x for x in again.stderr.splitlines() if "resume_from=" in x).strip()
+        last = subprocess.run(["bash", "-c", resume2], env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        server.stop()
+    counted = collections.Counter(bought_first)
+    assert len(counted) == 200 and set(counted.values()) == {2}  # bought twice each, no more
+    assert server.batch.lines_answered == 400
+    stopped = [x for x in first.stderr.splitlines() if x.startswith("econarena: stopped:")]
+    assert len(stopped) == 1 and "batch output unreadable: 200 call(s) were bought 2 times" in stopped[0]
+    assert [b["id"] for b in server.batch.created] == ["batch_000001", "batch_000002"]
+    assert "batch_000001 and batch_000002 (200 line(s))" in stopped[0]  # what it bought and could not read
+    assert again.returncode == 4, again.stderr[-3000:]
+    assert bought_again == bought_first  # the resume bought none of them again
+    reason = stopped[0].split(" synchronously.")[0]  # then what is kept where, which names the log
+    assert [x.split(" synchronously.")[0] for x in again.stderr.splitlines()
+            if x.startswith("econarena: stopped:")] == [reason]
+    assert "re-attached" in again.stderr
+    assert last.returncode == 0, last.stderr[-3000:]
+    assert [c for b in server.batch.created for c in b["custom_ids"]] == bought_first  # nor the last one
+    assert server.sync_chat_requests() == 0 and server.batch.lines_answered == 400
+    third = Path(shlex.split(resume2)[shlex.split(resume2).index("--record_path") + 1])
+    report = read_log(third).final_report
+    assert report["sessions"] == 4 and report["errored_sessions"] == 0
+    assert second != third
+
+
+def test_output_files_never_readable_go_synchronously_when_the_user_allows_it(tmp_path):
+    def unreadable(method: str, path: str):
+        if method == "GET" and path.endswith("/content"):
+            return 404, api_error("No such File object", param="id")
+        return None
+
+    server = OpenAIServer(scripted, models=("gpt-4o",), batch=BatchBehaviour(validate_s=0.1, run_s=0.1)).start()
+    server.batch.fault = unreadable
+    try:
+        log = tmp_path / "fallback.jsonl"
+        done = run_cli(command("beauty_L", log, 2, BATCH_ARGS + ",batch_fallback=yes"), env_for(server), timeout=300)
+    finally:
+        server.stop()
+    counted = collections.Counter(c for b in server.batch.created for c in b["custom_ids"])
+    assert len(counted) == 100 and set(counted.values()) == {2}
+    assert server.sync_chat_requests() == 100  # each call once more, live
+    assert read_log(log).final_report["sessions"] == 2 and read_log(log).final_report["errored_sessions"] == 0
+    assert "go synchronously (batch_fallback=yes)" in done.stderr
 
 
 def test_an_output_file_holding_each_line_twice_is_answered_by_the_first_and_says_so(tmp_path):

@@ -23,7 +23,7 @@ from test_e2e import assert_rescores
 from econarena_evals.games import outcome_from_event, run_event
 from econarena_evals.games.beauty import score_run
 from econarena_evals.log.evallog import read_log
-from econarena_evals.run.resume import ResumeRefused, resumption
+from econarena_evals.run.resume import ResumeRefused, resumption, sent_in_batches
 from econarena_evals.run.resume_command import hint, next_record_path, resume_command
 from econarena_evals.score.metrics import METRICS, session_metrics
 
@@ -294,3 +294,24 @@ def test_plan_reads_a_torn_log_and_replays_cut_off_and_errored_sessions(tmp_path
     other.write_text(json.dumps({"spec": {**spec, "eval_name": "econarena.beauty_M.dev.v0"}}) + "\n")
     assert sorted(resumption(str(tmp_path), spec, runs=2, players=["p"]).done) == [0, 3]
     assert resumption(str(tmp_path), spec, runs=2, players=["p"], own_log=str(log)).done == {}
+
+
+def test_the_batch_map_counts_each_line_s_purchases_across_resumes_and_shrugs_off_bad_counts():
+    """What ``calls.batches`` caps a line's purchases by (twice, ever): the records' counts, carried
+    by a re-attach into the next log; an old log's records without counts are counted; junk is not trusted."""
+    def event(status: str, ids: list, **data: object) -> dict:
+        return {"type": "econarena_batch", "data": {"status": status, "custom_ids": ids, **data}}
+
+    old = sent_in_batches([event("uploaded", ["a", "b"], input_file_id="f1"),
+                           event("submitted", ["a", "b"], input_file_id="f1", batch_id="b1"),
+                           event("submitted", ["a"], input_file_id="f2", batch_id="b2")])
+    assert (old["a"]["bought"], old["b"]["bought"]) == (2, 1) and old["a"]["batches"] == ["b1", "b2"]
+    new = sent_in_batches([event("attached", ["a", "b"], batch_id="b2", bought=[2, 1], earlier=["b1"]),
+                           event("submitted", ["b"], input_file_id="f3", batch_id="b3", bought=[2])])
+    assert new["a"] == {"batch_id": "b2", "bought": 2, "batches": ["b1", "b2"]}
+    assert new["b"] == {"batch_id": "b3", "input_file_id": "f3", "bought": 2, "batches": ["b1", "b2", "b3"]}
+    junk = sent_in_batches([event("submitted", ["a", "b", "c"], batch_id="b1", bought=[True, "9", 10**12]),
+                            event("attached", ["a"], batch_id="b1", bought=[0, 1], earlier=[{"x": 1}, "b" * 999]),
+                            event("submitted", ["d"], batch_id="b2", bought={"d": 1})])
+    assert [junk[c]["bought"] for c in "abcd"] == [1, 1, 1, 1]
+    assert junk["a"]["batches"] == ["b1", "b" * 200]  # a name is bounded, a name of the wrong type dropped
