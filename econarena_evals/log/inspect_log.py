@@ -312,6 +312,34 @@ def _called_models(sample: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+def _sample_problem(sample: Any, wanted: Optional[list[Any]], seen_ids: set[Any]) -> Optional[str]:
+    """Why a sample is not one of the log's sessions (its type, id or epoch), or None."""
+    if not isinstance(sample, dict):
+        return f"{type(sample).__name__}, not an object"
+    sample_id, epoch = sample.get("id"), sample.get("epoch", 1)
+    if not isinstance(sample_id, (int, str)) or isinstance(sample_id, bool):
+        return f"its id is {type(sample_id).__name__}, not a number or a text"
+    if epoch != 1 or isinstance(epoch, bool):
+        return f"epoch {str(epoch)[:20]}, where the log holds epoch 1 only"
+    if wanted is not None and sample_id not in wanted:
+        return "not among the samples the log's header lists"
+    return "a second sample of that id" if sample_id in seen_ids else None
+
+
+def _store_problem(store: dict[str, Any], seen_sessions: set[int]) -> Optional[str]:
+    """Why a sample's store is not what the front end writes (its depth, its session event, the
+    types of its lists), or None."""
+    if _deeper_than(store, MAX_STORE_DEPTH):
+        return f"its store nests more than {MAX_STORE_DEPTH} levels deep"
+    session = store[SESSION_KEY]
+    if not isinstance(session, dict) or _text(session.get("player")) is None or _count(session.get("session")) is None:
+        return "its session event names no player or session number"
+    if session["session"] in seen_sessions:
+        return f"session {session['session']} again (another sample held it)"
+    bad = [k for k in (RUNS_KEY, PLAYERS_KEY, USAGE_KEY) if not isinstance(store.get(k, []), list)]
+    return f"its store's {', '.join(bad)} not a list" if bad else None
+
+
 def _error_text(error: Any) -> str:
     message = _dict(error).get("message") if isinstance(error, dict) else error
     return str(message if isinstance(message, (str, int, float)) else type(error).__name__)[:200]
@@ -370,25 +398,12 @@ def _rows(path: Path, header: dict[str, Any], samples: Iterator[Any],
     for number, sample in enumerate(samples, start=1):
         if sample is None:
             continue  # named where it was read
-        if not isinstance(sample, dict):
-            reading.note(f"sample {number}: {type(sample).__name__}, not an object: skipped")
+        why = _sample_problem(sample, wanted, seen_ids)
+        name = f"sample {str(sample.get('id'))[:40]}" if isinstance(sample, dict) else f"sample {number}"
+        if why:
+            reading.note(f"{name}: {why}: skipped")
             continue
-        sample_id = sample.get("id")
-        name = f"sample {str(sample_id)[:40]}"
-        if not isinstance(sample_id, (int, str)) or isinstance(sample_id, bool):
-            reading.note(f"sample {number}: its id is {type(sample_id).__name__}, not a number or a text: skipped")
-            continue
-        epoch = sample.get("epoch", 1)
-        if epoch != 1 or isinstance(epoch, bool):
-            reading.note(f"{name}: epoch {str(epoch)[:20]}, where the log holds epoch 1 only: skipped")
-            continue
-        if wanted is not None and sample_id not in wanted:
-            reading.note(f"{name}: not among the samples the log's header lists: skipped")
-            continue
-        if sample_id in seen_ids:
-            reading.note(f"{name}: a second sample of that id: skipped")
-            continue
-        seen_ids.add(sample_id)
+        seen_ids.add(sample["id"])
         try:
             for model, n in _called_models(sample).items():
                 called[model] = called.get(model, 0) + n
@@ -396,33 +411,21 @@ def _rows(path: Path, header: dict[str, Any], samples: Iterator[Any],
             if not isinstance(store, dict) or SESSION_KEY not in store:
                 error = sample.get("error")
                 if error:
-                    session = sample_id if _count(sample_id) is not None else None
-                    errored.append((number, session, _error_text(error)))
-                    reading.note(f"{name}: errored: {_error_text(error)}")
-                else:
-                    reading.note(f"{name}: holds no session (its store has no {SESSION_KEY}): skipped")
+                    errored.append((number, sample["id"] if _count(sample["id"]) is not None else None,
+                                    _error_text(error)))
+                reading.note(f"{name}: errored: {_error_text(error)}" if error
+                             else f"{name}: holds no session (its store has no {SESSION_KEY}): skipped")
                 continue
-            if _deeper_than(store, MAX_STORE_DEPTH):
-                reading.note(f"{name}: its store nests more than {MAX_STORE_DEPTH} levels deep: skipped")
+            why = _store_problem(store, seen_sessions)
+            if why:
+                reading.note(f"{name}: {why}: skipped")
                 continue
             session = store[SESSION_KEY]
-            first = _text(session.get("player")) if isinstance(session, dict) else None
-            index = session.get("session") if isinstance(session, dict) else None
-            if first is None or _count(index) is None:
-                reading.note(f"{name}: its session event names no player or session number: skipped")
-                continue
-            if index in seen_sessions:
-                reading.note(f"{name}: session {index} again (another sample held it): skipped")
-                continue
-            seen_sessions.add(index)
-            bad = [k for k in (RUNS_KEY, PLAYERS_KEY, USAGE_KEY) if not isinstance(store.get(k, []), list)]
-            if bad:
-                reading.note(f"{name}: its store's {', '.join(bad)} not a list: skipped")
-                continue
+            seen_sessions.add(session["session"])
             for entry in store.get(PLAYERS_KEY) or []:
                 if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                     players_seen.setdefault(entry["name"], entry)
-            played.append((number, first, session, list(store.get(RUNS_KEY) or []),
+            played.append((number, session["player"], session, list(store.get(RUNS_KEY) or []),
                            [c for c in store.get(USAGE_KEY) or [] if isinstance(c, dict)]))
         except RecursionError:
             reading.note(f"{name}: nested too deeply: skipped")
