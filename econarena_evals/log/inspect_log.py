@@ -64,6 +64,9 @@ SUFFIX = f" ({FRONT_END})"  # the evaluated player's name in a report: a row of 
 # whole .json log. Past it the member is skipped, the .json log refused, each named, never held whole.
 MAX_MEMBER_BYTES = 256 * 2**20
 MAX_JSON_LOG_BYTES = 256 * 2**20
+# The zip's directory, which zipfile reads whole before any member: one entry per sample and a few more
+MAX_DIRECTORY_BYTES = 64 * 2**20
+MAX_MEMBERS = 100_000
 _CHUNK = 2**20
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 _ZIP_ZSTD = 93  # what inspect writes; Python's zipfile reads it from 3.14 only, so it is read here
@@ -227,7 +230,24 @@ def _load_json(path: Path, reading: Reading) -> tuple[Any, Iterator[Any]]:
     return whole, iter(samples if isinstance(samples, list) else [])
 
 
+def _directory_refused(path: Path) -> Optional[str]:
+    """Why the zip's directory is not read (larger than ``MAX_DIRECTORY_BYTES`` or more than
+    ``MAX_MEMBERS`` entries, as its end record says), or None: zipfile would read it whole."""
+    with open(path, "rb") as f:
+        end = zipfile._EndRecData(f)  # the end record as zipfile itself reads it, the directory unread
+    if end is None:
+        return None  # no zip: zipfile says so
+    size, entries = end[zipfile._ECD_SIZE], end[zipfile._ECD_ENTRIES_TOTAL]
+    if size > MAX_DIRECTORY_BYTES or entries > MAX_MEMBERS:
+        return (f"its zip directory holds {entries} entries in {size} bytes, past {MAX_MEMBERS} entries or "
+                f"{MAX_DIRECTORY_BYTES // 2**20} MiB: not read")
+    return None
+
+
 def _load_eval(path: Path, reading: Reading) -> tuple[Any, Iterator[Any]]:
+    why = _directory_refused(path)
+    if why:
+        raise Refused(why)
     z = zipfile.ZipFile(path)
     try:
         names = {i.filename: i for i in z.infolist()}

@@ -286,6 +286,22 @@ def test_a_json_log_past_its_bound_is_refused_unread(tmp_path, members, alone):
     assert peak < GIB
 
 
+def test_a_zip_directory_past_its_bound_is_refused_unread(tmp_path, members, alone):
+    """A 3 GB .eval (sparse) whose zip directory says it is 3 GB: refused by its end record, where
+    zipfile would read the directory whole."""
+    write_eval(tmp_path / "good.eval", members)
+    big = tmp_path / "big.eval"
+    size = 3 * 10**9
+    with open(big, "wb") as f:
+        f.write(b"PK\x03\x04" + bytes(26))
+        f.seek(30 + size)
+        f.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 9, 9, size, 30, 0))
+    proc, peak = summary(tmp_path)
+    assert_confined(proc, big, alone)
+    assert f"{big}: skipped: its zip directory holds 9 entries in {size} bytes" in proc.stderr
+    assert peak < GIB
+
+
 def test_a_json_log_reads_as_its_eval_does(tmp_path, members, alone):
     whole = {**members["header.json"], "samples": [v for k, v in sorted(members.items()) if k.startswith("samples/")]}
     (tmp_path / "log.json").write_text(json.dumps(whole))
