@@ -418,6 +418,11 @@ def _rows(path: Path, header: dict[str, Any], samples: Iterator[Any],
     for number, sample in enumerate(samples, start=1):
         if sample is None:
             continue  # named where it was read
+        epoch = sample.get("epoch") if isinstance(sample, dict) else None
+        if _count(epoch) is not None and epoch > 1:  # nothing is yielded before every sample is read
+            reading.refused = _epochs_refused(epoch)
+            reading.problems.append(reading.refused)
+            return
         why = _sample_problem(sample, wanted, seen_ids)
         name = f"sample {str(sample.get('id'))[:40]}" if isinstance(sample, dict) else f"sample {number}"
         if why:

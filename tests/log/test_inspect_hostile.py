@@ -341,6 +341,11 @@ def test_two_epochs_are_refused_in_one_line_naming_the_file(tmp_path, members, a
     write_eval(tmp_path / "epochs.eval", two)
     proc, _ = summary(tmp_path / "epochs.eval")
     assert "skipped: holds 2 epochs" in proc.stderr and not table_lines(proc.stdout)
+    # a .json log: its samples' epoch fields alone
+    whole = {**two["header.json"], "samples": [v for k, v in sorted(two.items()) if k.startswith("samples/")]}
+    (tmp_path / "epochs.json").write_text(json.dumps(whole))
+    proc, _ = summary(tmp_path / "epochs.json")
+    assert "skipped: holds 2 epochs" in proc.stderr and not table_lines(proc.stdout)
 
 
 def test_a_model_the_calls_did_not_run_is_named_and_not_shown(tmp_path, members):
