@@ -332,7 +332,7 @@ def _called_models(sample: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _sample_problem(sample: Any, wanted: Optional[list[Any]], seen_ids: set[Any]) -> Optional[str]:
+def _sample_problem(sample: Any, wanted: Optional[set[Any]], seen_ids: set[Any]) -> Optional[str]:
     """Why a sample is not one of the log's sessions (its type, id or epoch), or None."""
     if not isinstance(sample, dict):
         return f"{type(sample).__name__}, not an object"
@@ -340,7 +340,7 @@ def _sample_problem(sample: Any, wanted: Optional[list[Any]], seen_ids: set[Any]
     if not isinstance(sample_id, (int, str)) or isinstance(sample_id, bool):
         return f"its id is {type(sample_id).__name__}, not a number or a text"
     if epoch != 1 or isinstance(epoch, bool):
-        return f"epoch {str(epoch)[:20]}, where the log holds epoch 1 only"
+        return f"epoch {epoch if type(epoch) is int else type(epoch).__name__}, where the log holds epoch 1 only"
     if wanted is not None and sample_id not in wanted:
         return "not among the samples the log's header lists"
     return "a second sample of that id" if sample_id in seen_ids else None
@@ -403,6 +403,7 @@ def _rows(path: Path, header: dict[str, Any], samples: Iterator[Any],
     wanted = _dict(evaluation.get("dataset")).get("sample_ids")
     wanted = [i for i in wanted if isinstance(i, (int, str)) and not isinstance(i, bool)] \
         if isinstance(wanted, list) else None
+    listed = set(wanted) if wanted is not None else None
     args = spec.get("args") if isinstance(spec.get("args"), dict) else {}
     seed = spec.get("seed") if isinstance(spec.get("seed"), int) and not isinstance(spec.get("seed"), bool) else None
 
@@ -423,8 +424,10 @@ def _rows(path: Path, header: dict[str, Any], samples: Iterator[Any],
             reading.refused = _epochs_refused(epoch)
             reading.problems.append(reading.refused)
             return
-        why = _sample_problem(sample, wanted, seen_ids)
-        name = f"sample {str(sample.get('id'))[:40]}" if isinstance(sample, dict) else f"sample {number}"
+        why = _sample_problem(sample, listed, seen_ids)
+        sample_id = sample.get("id") if isinstance(sample, dict) else None
+        name = f"sample {sample_id[:40] if isinstance(sample_id, str) else sample_id}" \
+            if isinstance(sample_id, (int, str)) else f"sample {number}"
         if why:
             reading.note(f"{name}: {why}: skipped")
             continue
