@@ -41,7 +41,7 @@ from .format import (
     metric_fields,
     split_metric_key,
 )
-from .inspect_log import is_inspect_log, iter_inspect_rows
+from .inspect_log import CONTRADICTION_EVENT, is_inspect_log, iter_inspect_rows
 from .jsonl import NAMED_PROBLEMS, NOT_AN_EVALS_LOG, Reading, iter_rows
 
 
@@ -96,6 +96,8 @@ class EvalLog:
         return out
     # logged figures that are not what the runs score to (hand-edited, forged): named, never used
     forged: list[str] = field(default_factory=list)
+    # what the log claims that its own calls contradict (an inspect log's model): named, the calls' word used
+    contradicted: list[str] = field(default_factory=list)
 
     @property
     def eval_name(self) -> str:
@@ -477,6 +479,8 @@ def read_log(path: Path) -> EvalLog:
                               "if a newer econarena-evals wrote it, upgrade")
         elif kind == STOP_EVENT and isinstance(data, dict):
             log.stop = data
+        elif kind == CONTRADICTION_EVENT and isinstance(data, dict):
+            log.contradicted.append(str(data.get("why"))[:500])
         elif kind == PLAN_EVENT and isinstance(data, dict):
             why = shape_problem(data, PLAN_SHAPE)
             if why:
@@ -536,7 +540,7 @@ def read_log(path: Path) -> EvalLog:
         log.problems.append(reading.mixed or log.unread)  # type: ignore[arg-type]
         log.runs, log.sessions, log.final_report, log.settings, log.answered_as = [], [], None, [], {}
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
-        log.kept_usage, log.kept_calls, log.forged, log.resumed_from = {}, 0, [], None
+        log.kept_usage, log.kept_calls, log.forged, log.resumed_from, log.contradicted = {}, 0, [], None, []
         log.call_keys, log.call_offsets = array("q"), array("q")
         return log
     if reading.refused:

@@ -24,6 +24,7 @@ from ..core.redact import redact_text
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, rescore_events
 from ..log.format import metric_key
+from ..log.inspect_log import FRONT_END
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
@@ -132,6 +133,7 @@ def holes(c: Chosen) -> list[str]:
         out.append(f"{expected - len(c.log.sessions)} of {expected} session(s) missing")
     if not c.finished or c.log.stop is not None:
         out.append(f"{c.status}: {done_counts(c.log, expected)}")
+    out += c.log.contradicted  # a claim the log's own calls contradict (an inspect log's model)
     if c.log.forged:  # hand-edited figures: named, and the derived ones shown instead
         out.append(f"{len(c.log.forged)} logged figure(s) are not what the runs score, and the derived ones are shown: "
                    + "; ".join(c.log.forged[:3]) + ("; ..." if len(c.log.forged) > 3 else ""))
@@ -142,9 +144,11 @@ def done_counts(log: EvalLog, expected: Optional[int]) -> str:
     """What a stopped log holds: finished sessions, runs and answered seat calls."""
     finished = sum(1 for s in log.sessions if not s.get("errored"))
     of = f" of {expected}" if expected is not None else ""
+    resend = " (a resume sends only the others)"  # an inspect log's retry says what it sends (``inspect_hint``)
     sent = f", {len(log.batches)} batch(es) sent (a resume waits for them, not sending them again)" if log.batches else ""
     return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
-            f"{log.calls} seat call(s) answered (a resume sends only the others){sent}")
+            f"{log.calls} seat call(s) answered{'' if log.spec.get('front_end') == FRONT_END else resend}"
+            f"{sent}")
 
 
 def table(chosen: list[Chosen]) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Optional
 from ..core.redact import redact_command, redact_url
 from ..integration.recorder import log_path_of
 from ..integration.status import under_cli
+from ..log.inspect_log import FRONT_END, RETRYABLE
 from .resume import RESUME_ENV, spec_of
 
 RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)
@@ -93,6 +94,8 @@ HINT_ENV = ("OPENAI_BASE_URL", "PYTHONPATH", "EVALS_THREADS", "ECONARENA_MAX_CON
 def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]] = None) -> str:
     """The two lines that tell how to resume the run ``spec`` describes from its log. ``env``: the
     run's environment, when known (the eval's own process), so the command carries its endpoint."""
+    if spec.get("front_end") == FRONT_END:
+        return inspect_hint(spec, log_path)
     # a log written before secrets were masked may hold a key in its command line: never repeat it
     raw = str((spec.get("run_config") or {}).get("command") or "")
     command = redact_command(raw)
@@ -115,6 +118,21 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
                  "endpoint needs it)")
     return "To resume it (every answered seat call is kept; only what is missing is sent):\n  " \
            + prefix + resume_command(command, log_path) + note
+
+
+def inspect_hint(spec: Mapping[str, Any], log_path: str) -> str:
+    """How to go on with a stopped log of the inspect front end: inspect's own commands, since it takes
+    no ``resume_from``. ``inspect eval-retry`` keeps the samples that finished and plays every other one
+    from its start (their answered seat calls are sent, and paid, again); a log it does not retry (killed,
+    or cut) is run again whole."""
+    path = shlex.quote(str(Path(log_path).resolve()))
+    if spec.get("inspect_status") in RETRYABLE:
+        return ("To go on with it (inspect keeps the finished sessions; every unfinished one is played again "
+                "from its first run, its answered seat calls sent and paid again):\n  inspect eval-retry " + path)
+    command = redact_command(str((spec.get("run_config") or {}).get("command") or ""))
+    return ("inspect eval-retry takes a log that ended with an error or was cancelled, not this one: run the task "
+            "again (every session is played, and paid, again), with the options the run had, e.g.:\n  "
+            + (command or "inspect eval econarena_evals/<cell> --model MODEL"))
 
 
 _BASE_URL_ARG = re.compile(r"(?:api_base|base_url)=([^,\s'\"]+)")
