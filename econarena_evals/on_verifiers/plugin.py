@@ -1,0 +1,243 @@
+"""The ``econarena_evals`` verifiers environment (``vf-eval econarena_evals``): taskset, env and harness.
+
+verifiers 0.4.0 imports the package named by the taskset id (``econarena_evals``) and takes from its
+``__all__`` one ``Taskset``, one ``Env`` and one ``Harness`` subclass: these three, which the
+package's top-level ``__getattr__`` loads from here only when asked (the plugin never needs them).
+
+* ``EconArenaTaskset``: one task per (cell, session) of the registry; the taskset args are the
+  original environment's, ``{"taskset": {"cells": ["beauty_L"], "seeds": [8], "runs": 2}}``
+  (``--env.taskset.cells '["beauty_L"]' --env.taskset.seeds '[8]' --env.taskset.runs 2``), the
+  dev split by default, ``split: test`` on request.
+* ``EconArenaEnv``: one episode is one session, played by the model in every seat (self-play) with
+  one interaction per seat. The table of seats (``score.table.Table``) writes each seat's prompt
+  and seed run by run, reads the answers and scores each run, as under ``oaieval`` and ``inspect``.
+* ``EconArenaHarness``: a seat's turn is one chat completion of the run's prompt (never a tool, never
+  code), sent in-process to the rollout's interception endpoint (which records it on the trace and
+  forwards it to the model) through the plugin's call engine: retried, paced and stopped as the
+  plugin's calls are (``on_inspect.endpoint``). Each turn sends the run's own prompt, not the
+  conversation so far: the plugin's calls are independent, and so the scores match.
+
+Rewards, on each seat's trace: ``eas`` (the session's EAS, weight 1), its five parts (weight 0),
+``seat_eas`` (the same score over this seat's runs alone: its payoff, win share, rule following and
+distance to equilibrium; weight 0, or 1 with ``seat_reward: true``, when ``eas`` goes to 0 for RL).
+``trace.info["econarena"]`` holds the raw quantities: the cell, split, session and seat, the seat's
+metrics, and on seat 1's trace the session's ``econarena_run`` events (the per-run series) and its
+``econarena_session`` record, as the plugin logs them (``log.verifiers_log`` reads them back).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal, Optional
+
+import verifiers.v1 as vf
+from verifiers.v1.runtimes import ProgramResult
+from verifiers.v1.types import content_text
+
+from ..calls.errors import RunStopped
+from ..core.outcome import RunOutcome
+from ..core.sessions import Session
+from ..games import session_from_sample
+from ..log.format import session_fields
+from ..log.verifiers_log import INFO_KEY, SPEC_KEY
+from ..on_inspect import cells
+from ..on_inspect.endpoint import Endpoint, Reply
+from ..run import config
+from ..run.conditions import DEFAULT_SEED
+from ..score.metrics import COMPONENTS, session_metrics
+from ..score.table import SeatReply, SeatRequest, Table
+
+SEAT_PLAYER = "\0seat"  # the seat whose own score is asked, renamed so no other seat shares its name
+
+
+class EconArenaConfig(vf.TasksetConfig):
+    cells: Optional[list[str]] = None
+    """The registry's cells to play (beauty_L, auction_L, ...); all of them when unset."""
+    seeds: Optional[list[int]] = None
+    """The sessions to play, by index in the split's samples file (its draw and its seats' seeds); all when unset."""
+    runs: Optional[int] = None
+    """Runs per session, over the cell's (10 in the registry)."""
+    split: Literal["dev", "test"] = "dev"
+    """The registry split: dev (the cells' default) or test."""
+    seed: float = DEFAULT_SEED
+    """The eval seed every seat call's seed is drawn from, as oaieval's --seed."""
+    temperature: Optional[float] = None
+    """Over the cell's temperature (the registry's 0.7)."""
+    max_tokens: Optional[int] = None
+    """Over the cell's max_tokens (the registry's 1024)."""
+    pass_seed: Optional[bool] = None
+    """Over the cell's pass_seed (send each call's seed; the registry's true)."""
+    seat_reward: bool = False
+    """RL: weight 1 on each seat's own score (seat_eas) and 0 on the session's EAS, instead of the reverse."""
+
+
+class EconArenaData(vf.TaskData):
+    info: dict
+    """The cell, split, session, its samples line and the eval args the session is played with."""
+
+
+class EconArenaTask(vf.Task[EconArenaData, vf.State, vf.TaskConfig]):
+    pass
+
+
+class EconArenaTaskset(vf.Taskset[EconArenaTask, EconArenaConfig]):
+    def load(self) -> Iterator[EconArenaTask]:
+        c = self.config
+        names = cells.cells()
+        chosen = list(c.cells) if c.cells is not None else names
+        unknown = [n for n in chosen if n not in names]
+        if unknown:
+            raise ValueError(f"no cell {', '.join(map(repr, unknown))} in the registry; its cells: {', '.join(names)}")
+        for cell_name in chosen:
+            args = cell_args(cell_name, c)
+            samples = {int(s["session"]): s for s in cells.samples(args["samples_jsonl"])}
+            missing = [s for s in (c.seeds or []) if s not in samples]
+            if missing:
+                raise ValueError(f"{cell_name} ({c.split}) has sessions 0 to {len(samples) - 1}, not {missing}")
+            for index in (c.seeds if c.seeds is not None else sorted(samples)):
+                info = {"cell": cell_name, "split": c.split, "session": index, "sample": samples[index],
+                        "args": args, "seed": cells.eval_seed(c.seed), "seat_reward": c.seat_reward}
+                yield EconArenaTask(EconArenaData(id=f"{cells.eval_name(cell_name, c.split)}#{index}",
+                                                  name=f"{cell_name}/{index}", info=info), c.task)
+
+
+def cell_args(cell_name: str, c: EconArenaConfig) -> dict[str, Any]:
+    """The registry's args of the cell's split with the taskset's overrides, checked as the eval checks them."""
+    args = cells.cell_args(cell_name, c.split)
+    args.update({k: v for k, v in (("runs", c.runs), ("temperature", c.temperature), ("max_tokens", c.max_tokens),
+                                   ("pass_seed", c.pass_seed)) if v is not None})
+    config.build("cell", args)  # ValueError now, at load, not mid-episode
+    config.build("sampling", args)
+    return args
+
+
+# --- the harness: one seat turn, one chat completion through the plugin's call engine ------------------
+
+@dataclass
+class Turn:
+    """What the env hands the harness for one seat turn (sampling args and seed) and gets back."""
+
+    sampling: dict[str, Any]
+    reply: Optional[Reply] = None
+
+
+# trace id -> the turn its interaction is taking; a seat's turns are serialized by its interaction
+TURNS: dict[str, Turn] = {}
+
+
+def upstream_lane(ctx: Any) -> tuple[str, str, str]:
+    """One lane per (model endpoint, model), whatever rollout's interception a call goes through: the
+    pace and the concurrency limit learned from one seat's calls hold for all of them."""
+    client = ctx.client
+    return (str(client.base_url).rstrip("/"), hashlib.sha256(str(client.api_key_var).encode()).hexdigest()[:16],
+            str(ctx.model))
+
+
+class EconArenaHarness(vf.Harness[vf.HarnessConfig]):
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_RESUME = True
+    EXECUTES_CODE = False  # a chat completion, no tool: nothing the model writes is run
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str, mcp_urls: Any,
+                     data: Any, tool_interception_url: Optional[str] = None) -> ProgramResult:
+        raise vf.HarnessError("an EconArena seat takes its prompts from the env, run by run (a task has none)")
+
+    async def resume(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str, mcp_urls: Any,
+                     data: Any, messages: Any, tool_interception_url: Optional[str] = None) -> ProgramResult:
+        turn = TURNS.get(trace.id)
+        if turn is None:
+            raise vf.HarnessError("a seat turn with no sampling args: only EconArenaEnv drives this harness")
+        wire = [{"role": m.role, "content": content_text(m.content)} for m in messages]
+        seat = Endpoint(str(ctx.model), endpoint, secret)
+        seat.lane = upstream_lane(ctx)
+        try:
+            turn.reply = await seat.ask(wire, **turn.sampling)
+        except RunStopped as exc:
+            raise vf.ProviderError(f"stopped: {exc}") from exc
+        finally:
+            seat.client.close()
+        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+# --- the env: one episode, one session -------------------------------------------------------------
+
+class EconArenaEnvConfig(vf.EnvConfig):
+    # the seat's harness runs in-process and executes nothing: no sandbox to provision (verifiers'
+    # default runtime is a Prime sandbox reached through a tunnel)
+    player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+
+
+def seat_metrics(runs: list[RunOutcome], seat: int) -> dict[str, float]:
+    """The six metrics over one seat's runs: ``session_metrics`` with that seat's player renamed."""
+    renamed = [dataclasses.replace(r, seats=tuple(dataclasses.replace(s, player=SEAT_PLAYER) if s.seat == seat else s
+                                                  for s in r.seats)) for r in runs]
+    metrics = session_metrics(renamed, SEAT_PLAYER)
+    assert metrics is not None  # every seat plays every run
+    return metrics
+
+
+def record_rewards(trace: Any, session: dict[str, float], seat: dict[str, float], seat_reward: bool) -> None:
+    trace.record_reward("eas", session["eas"], 0.0 if seat_reward else 1.0)
+    for part in COMPONENTS:
+        trace.record_reward(part, session[part], 0.0)
+    trace.record_reward("seat_eas", seat["eas"], 1.0 if seat_reward else 0.0)
+
+
+class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
+    async def run(self, task: Any, agents: Any) -> None:
+        info = task.data.info
+        cell_name, args = info["cell"], info["args"]
+        cell = config.build("cell", args)
+        sampling = config.build("sampling", args)
+        session: Session = session_from_sample(info["sample"], cell)
+        agent = agents.player
+        model = str(agent.ctx.model)
+        players = [model]
+        table = Table(cell_name, cell, session, players * cell.seats, info["seed"])
+        events: list[dict[str, Any]] = []
+        async with contextlib.AsyncExitStack() as stack:
+            seats = [await stack.enter_async_context(agent.interaction(task)) for _ in range(cell.seats)]
+            # a seat's turns take turns (its interaction serializes them too): one Turn in TURNS at a time
+            in_turn = [asyncio.Lock() for _ in seats]
+
+            async def seat_turn(request: SeatRequest) -> SeatReply:
+                interaction = seats[request.seat - 1]
+                kwargs = dict(sampling.kwargs())
+                if sampling.pass_seed:
+                    kwargs["seed"] = request.seed
+                async with in_turn[request.seat - 1]:
+                    turn = TURNS[interaction.trace.id] = Turn(kwargs)
+                    try:
+                        segment = await interaction.turn(request.prompt)
+                    finally:
+                        TURNS.pop(interaction.trace.id, None)
+                if segment.terminated or turn.reply is None:
+                    raise RuntimeError(f"seat {request.seat}, run {request.run + 1}: the seat's turn gave no reply")
+                return SeatReply(turn.reply.text, turn.reply.finish_reason)
+
+            while requests := table.wave():
+                replies = dict(zip((r.key for r in requests), await asyncio.gather(*map(seat_turn, requests))))
+                for run in sorted({r.run for r in requests}):
+                    events.append(table.take(run, [replies[(run, s)] for s in range(1, cell.seats + 1)]))
+        result = table.result(players)
+        record = session_fields(cell_name, session.index, players, result, table.cut_off(model), None)
+        runs = [table.outcomes[r] for r in range(cell.runs)]
+        for seat, interaction in enumerate(seats, start=1):
+            own = seat_metrics(runs, seat)
+            record_rewards(interaction.trace, result[model], own, bool(info.get("seat_reward")))
+            data: dict[str, Any] = {"cell": cell_name, "split": info["split"], "session": session.index, "seat": seat,
+                                    "seat_metrics": own}
+            if seat == 1:  # the session's facts once per episode
+                data.update({"runs": events, "session_record": record,
+                             SPEC_KEY: {"eval_name": cells.eval_name(cell_name, info["split"]), "args": args,
+                                        "seed": info["seed"]},
+                             "players": [{"name": model, "model": model, "opponent": False,
+                                          "base_url": str(agent.ctx.client.base_url)}]})
+            interaction.trace.info[INFO_KEY] = data
+
+
+__all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]
