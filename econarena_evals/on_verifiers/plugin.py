@@ -42,7 +42,7 @@ from ..core.outcome import RunOutcome
 from ..core.sessions import Session
 from ..games import session_from_sample
 from ..log.format import session_fields
-from ..log.verifiers_log import INFO_KEY, SPEC_KEY
+from ..log.verifiers_log import CALLS_KEY, INFO_KEY, PLAYERS_KEY, RUNS_KEY, SESSION_KEY, SPEC_KEY
 from ..on_inspect import cells
 from ..on_inspect.endpoint import Endpoint, Reply
 from ..run import config
@@ -118,10 +118,12 @@ def cell_args(cell_name: str, c: EconArenaConfig) -> dict[str, Any]:
 
 @dataclass
 class Turn:
-    """What the env hands the harness for one seat turn (sampling args and seed) and gets back."""
+    """What the env hands the harness for one seat turn (sampling args and seed) and gets back; the
+    seat's endpoint (its rollout's interception, one client) is made at its first turn and kept."""
 
     sampling: dict[str, Any]
     reply: Optional[Reply] = None
+    endpoint: Optional[Endpoint] = None
 
 
 # trace id -> the turn its interaction is taking; a seat's turns are serialized by its interaction
@@ -152,14 +154,13 @@ class EconArenaHarness(vf.Harness[vf.HarnessConfig]):
         if turn is None:
             raise vf.HarnessError("a seat turn with no sampling args: only EconArenaEnv drives this harness")
         wire = [{"role": m.role, "content": content_text(m.content)} for m in messages]
-        seat = Endpoint(str(ctx.model), endpoint, secret)
-        seat.lane = upstream_lane(ctx)
+        if turn.endpoint is None:
+            turn.endpoint = Endpoint(str(ctx.model), endpoint, secret)
+            turn.endpoint.lane = upstream_lane(ctx)
         try:
-            turn.reply = await seat.ask(wire, **turn.sampling)
+            turn.reply = await turn.endpoint.ask(wire, **turn.sampling)
         except RunStopped as exc:
             raise vf.ProviderError(f"stopped: {exc}") from exc
-        finally:
-            seat.client.close()
         return ProgramResult(exit_code=0, stdout="", stderr="")
 
 
@@ -203,6 +204,9 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
             seats = [await stack.enter_async_context(agent.interaction(task)) for _ in range(cell.seats)]
             # a seat's turns take turns (its interaction serializes them too): one Turn in TURNS at a time
             in_turn = [asyncio.Lock() for _ in seats]
+            calls: list[list[dict[str, Any]]] = [[] for _ in seats]  # each seat's calls: run, answering model, usage
+            endpoints: list[Optional[Endpoint]] = [None for _ in seats]
+            stack.callback(lambda: [e.client.close() for e in endpoints if e is not None])
 
             async def seat_turn(request: SeatRequest) -> SeatReply:
                 interaction = seats[request.seat - 1]
@@ -210,14 +214,20 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                 if sampling.pass_seed:
                     kwargs["seed"] = request.seed
                 async with in_turn[request.seat - 1]:
-                    turn = TURNS[interaction.trace.id] = Turn(kwargs)
+                    turn = TURNS[interaction.trace.id] = Turn(kwargs, endpoint=endpoints[request.seat - 1])
                     try:
                         segment = await interaction.turn(request.prompt)
                     finally:
                         TURNS.pop(interaction.trace.id, None)
-                if segment.terminated or turn.reply is None:
+                        endpoints[request.seat - 1] = turn.endpoint
+                reply = turn.reply
+                if segment.terminated or reply is None:
                     raise RuntimeError(f"seat {request.seat}, run {request.run + 1}: the seat's turn gave no reply")
-                return SeatReply(turn.reply.text, turn.reply.finish_reason)
+                usage = None if reply.usage is None else {k: getattr(reply.usage, k, None)
+                                                          for k in ("prompt_tokens", "completion_tokens")}
+                calls[request.seat - 1].append({"run": request.run, "model": reply.model,
+                                                "finish_reason": reply.finish_reason, "usage": usage})
+                return SeatReply(reply.text, reply.finish_reason)
 
             while requests := table.wave():
                 replies = dict(zip((r.key for r in requests), await asyncio.gather(*map(seat_turn, requests))))
@@ -230,13 +240,13 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
             own = seat_metrics(runs, seat)
             record_rewards(interaction.trace, result[model], own, bool(info.get("seat_reward")))
             data: dict[str, Any] = {"cell": cell_name, "split": info["split"], "session": session.index, "seat": seat,
-                                    "seat_metrics": own}
+                                    "seat_metrics": own, CALLS_KEY: calls[seat - 1]}
             if seat == 1:  # the session's facts once per episode
-                data.update({"runs": events, "session_record": record,
+                data.update({RUNS_KEY: events, SESSION_KEY: record,
                              SPEC_KEY: {"eval_name": cells.eval_name(cell_name, info["split"]), "args": args,
                                         "seed": info["seed"]},
-                             "players": [{"name": model, "model": model, "opponent": False,
-                                          "base_url": str(agent.ctx.client.base_url)}]})
+                             PLAYERS_KEY: [{"name": model, "model": model, "opponent": False,
+                                            "base_url": str(agent.ctx.client.base_url)}]})
             interaction.trace.info[INFO_KEY] = data
 
 

@@ -1,0 +1,103 @@
+"""The verifiers front end's tests (scripts/test_verifiers.sh): run in the verifiers venv (verifiers,
+this package with the ``[verifiers]`` extra, no evals), against the real ``vf-eval`` CLI and the
+real ``econarena-serve``; the evals plugin's ``oaieval`` and ``econarena-report`` come from the
+project's venv, named by ``ECONARENA_EVALS_VENV``, so each test sets one front end's figures beside
+the other's."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VERIFIERS_BIN = Path(sys.executable).parent
+KEY_VAR = "ECONARENA_TEST_KEY"  # vf-eval's --client.api-key-var: a variable set, a key no server checks
+
+
+def evals_bin() -> Path:
+    venv = os.environ.get("ECONARENA_EVALS_VENV")
+    if not venv or not (Path(venv) / "bin" / "oaieval").exists():
+        pytest.fail("ECONARENA_EVALS_VENV must name the project's venv (bash scripts/setup.sh makes it): "
+                    "these tests compare both front ends")
+    return Path(venv) / "bin"
+
+
+def run(cmd: list[str], env: Optional[dict[str, str]] = None, timeout: float = 1200) -> subprocess.CompletedProcess:
+    """A command, its output kept; never raises on a non-zero exit (the test looks at it)."""
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", KEY_VAR: "none", **(env or {})}
+    return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=str(ROOT))
+
+
+@contextlib.contextmanager
+def served(player: str) -> Iterator[str]:
+    """``econarena-serve PLAYER --port 0``, the real command: its base URL while the block runs."""
+    proc = subprocess.Popen([str(VERIFIERS_BIN / "econarena-serve"), player, "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert " at http://127.0.0.1:" in line, line + (proc.stderr.read() if proc.stderr else "")
+        yield line.split(" at ", 1)[1].split()[0]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
+def vf_eval(base_url: str, model: str, out: Path, *args: str) -> subprocess.CompletedProcess:
+    """``vf-eval econarena_evals -m MODEL --client.base-url URL --no-push ...``: the real CLI, its run in ``out``."""
+    done = run([str(VERIFIERS_BIN / "vf-eval"), "econarena_evals", "-m", model, "--client.base-url", base_url,
+                "--client.api-key-var", KEY_VAR, "--no-push", "--no-rich", "-o", str(out), *args])
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done
+
+
+def traces_file(out: Path) -> Path:
+    [path] = list(out.glob("*/traces.jsonl"))
+    return path
+
+
+def episodes(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in traces_file(out).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def vf_sessions(out: Path, cell: str) -> dict[int, dict[str, Any]]:
+    """session -> its econarena_session record, from the seat-1 trace of each episode of ``cell``."""
+    found = {}
+    for episode in episodes(out):
+        assert episode["ok"], episode.get("errors")
+        infos = [t["info"]["econarena"] for t in episode["traces"]]
+        [first] = [i for i in infos if i["seat"] == 1]
+        if first["cell"] == cell:
+            found[first["session"]] = first["econarena_session"]
+    return found
+
+
+def oaieval(model: str, cell: str, record_path: Path, env: Optional[dict[str, str]] = None,
+            *extra: str) -> subprocess.CompletedProcess:
+    done = run([str(evals_bin() / "oaieval"), model, f"econarena.{cell}", "--record_path", str(record_path),
+                *extra], env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def oaieval_sessions(path: Path) -> dict[int, dict[str, Any]]:
+    """session -> its econarena_session event, from an oaieval log."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("type") == "econarena_session":
+            out[row["data"]["session"]] = row["data"]
+    return out
