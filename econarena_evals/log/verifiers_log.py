@@ -43,6 +43,17 @@ FRONT_END = "verifiers"
 SUFFIX = f" ({FRONT_END})"
 
 
+def seat_infos(cell: str, split: str, session: int, spec: dict[str, Any], events: list[dict[str, Any]],
+               record: dict[str, Any], players: list[dict[str, Any]], own: list[dict[str, float]],
+               calls: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """What the front end stores under ``trace.info[INFO_KEY]`` of each seat's trace, in seat order:
+    ``own[i]`` seat i+1's own metrics, ``calls[i]`` its calls; the session's facts once, on seat 1's."""
+    infos = [{"cell": cell, "split": split, "session": session, "seat": seat, "seat_metrics": own[seat - 1],
+              CALLS_KEY: calls[seat - 1]} for seat in range(1, len(own) + 1)]
+    infos[0].update({RUNS_KEY: events, SESSION_KEY: record, SPEC_KEY: spec, PLAYERS_KEY: players})
+    return infos
+
+
 def is_verifiers_log(path: Path) -> bool:
     """A ``traces.jsonl`` whose first bytes open as a verifiers episode does."""
     path = Path(path)

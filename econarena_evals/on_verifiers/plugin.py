@@ -42,7 +42,7 @@ from ..core.outcome import RunOutcome
 from ..core.sessions import Session
 from ..games import session_from_sample
 from ..log.format import session_fields
-from ..log.verifiers_log import CALLS_KEY, INFO_KEY, PLAYERS_KEY, RUNS_KEY, SESSION_KEY, SPEC_KEY
+from ..log.verifiers_log import INFO_KEY, seat_infos
 from ..on_inspect import cells
 from ..on_inspect.endpoint import Endpoint, Reply
 from ..run import config
@@ -236,18 +236,13 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
         result = table.result(players)
         record = session_fields(cell_name, session.index, players, result, table.cut_off(model), None)
         runs = [table.outcomes[r] for r in range(cell.runs)]
-        for seat, interaction in enumerate(seats, start=1):
-            own = seat_metrics(runs, seat)
-            record_rewards(interaction.trace, result[model], own, bool(info.get("seat_reward")))
-            data: dict[str, Any] = {"cell": cell_name, "split": info["split"], "session": session.index, "seat": seat,
-                                    "seat_metrics": own, CALLS_KEY: calls[seat - 1]}
-            if seat == 1:  # the session's facts once per episode
-                data.update({RUNS_KEY: events, SESSION_KEY: record,
-                             SPEC_KEY: {"eval_name": cells.eval_name(cell_name, info["split"]), "args": args,
-                                        "seed": info["seed"]},
-                             PLAYERS_KEY: [{"name": model, "model": model, "opponent": False,
-                                            "base_url": str(agent.ctx.client.base_url)}]})
-            interaction.trace.info[INFO_KEY] = data
+        own = [seat_metrics(runs, seat) for seat in range(1, cell.seats + 1)]
+        spec = {"eval_name": cells.eval_name(cell_name, info["split"]), "args": args, "seed": info["seed"]}
+        played = [{"name": model, "model": model, "opponent": False, "base_url": str(agent.ctx.client.base_url)}]
+        infos = seat_infos(cell_name, info["split"], session.index, spec, events, record, played, own, calls)
+        for interaction, seat_info, seat_own in zip(seats, infos, own):
+            record_rewards(interaction.trace, result[model], seat_own, bool(info.get("seat_reward")))
+            interaction.trace.info[INFO_KEY] = seat_info
 
 
 __all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]
