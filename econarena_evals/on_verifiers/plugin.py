@@ -30,14 +30,20 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import sys
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Optional
+from typing import Any, Iterator, Literal, Mapping, Optional
 
+import httpx
 import verifiers.v1 as vf
+from verifiers.v1.clients.client import SESSION_ID_HEADER
+from verifiers.v1.clients.eval import EvalClient
 from verifiers.v1.runtimes import ProgramResult
 from verifiers.v1.types import content_text
 
+from ..calls import seat_call
 from ..calls.errors import RunStopped
+from ..calls.state import CALL_STATE
 from ..core.outcome import RunOutcome
 from ..core.sessions import Session
 from ..games import session_from_sample
@@ -123,11 +129,57 @@ class Turn:
 
     sampling: dict[str, Any]
     reply: Optional[Reply] = None
-    endpoint: Optional[Endpoint] = None
+    endpoint: Optional[SeatEndpoint] = None
 
 
 # trace id -> the turn its interaction is taking; a seat's turns are serialized by its interaction
 TURNS: dict[str, Turn] = {}
+# trace id -> the headers of the model endpoint's last answer to that seat. verifiers' interception
+# answers the harness with a response of its own (and a refusal with its status alone), so the rate
+# limits the model's endpoint states, and the wait a 429 asks for, would never reach the call engine's
+# lane: its upstream request is heard here, and the seat's call hands them to its lane.
+UPSTREAM: dict[str, Mapping[str, str]] = {}
+_upstream_request = EvalClient._request
+
+
+async def _request_heard(self: EvalClient, url: str, body: dict, headers: Any, *, stream: bool = False) -> Any:
+    session = headers.get(SESSION_ID_HEADER) if headers is not None else None
+    try:
+        response = await _upstream_request(self, url, body, headers, stream=stream)
+    except Exception as exc:
+        refusal = exc.__cause__
+        if session and isinstance(refusal, httpx.HTTPStatusError):
+            UPSTREAM[session] = refusal.response.headers
+        raise
+    if session:
+        UPSTREAM[session] = response.headers
+    return response
+
+
+EvalClient._request = _request_heard  # verifiers 0.4.0's one upstream request (its pin: setup.py)
+
+
+class SeatEndpoint(Endpoint):
+    """A seat's calls to its rollout's interception endpoint, whose lane hears the model endpoint's headers."""
+
+    def __init__(self, model: str, base_url: str, api_key: str, trace_id: str) -> None:
+        super().__init__(model, base_url, api_key)
+        self.trace_id = trace_id
+
+    def _try(self, body: dict[str, Any]) -> Reply:
+        try:
+            return super()._try(body)
+        finally:
+            seat_call.heard(UPSTREAM.pop(self.trace_id, None))
+
+    @classmethod
+    def _say_stop(cls) -> None:
+        with cls._told_stop:
+            if cls._stop_said:
+                return
+            cls._stop_said = True
+        print(f"econarena: stopped: {CALL_STATE.stop_reason}; `vf-eval @ RUN/configs/resolved/eval.json --resume` "
+              "plays what is missing", file=sys.stderr, flush=True)
 
 
 def upstream_lane(ctx: Any) -> tuple[str, str, str]:
@@ -155,7 +207,7 @@ class EconArenaHarness(vf.Harness[vf.HarnessConfig]):
             raise vf.HarnessError("a seat turn with no sampling args: only EconArenaEnv drives this harness")
         wire = [{"role": m.role, "content": content_text(m.content)} for m in messages]
         if turn.endpoint is None:
-            turn.endpoint = Endpoint(str(ctx.model), endpoint, secret)
+            turn.endpoint = SeatEndpoint(str(ctx.model), endpoint, secret, trace.id)
             turn.endpoint.lane = upstream_lane(ctx)
         try:
             turn.reply = await turn.endpoint.ask(wire, **turn.sampling)
@@ -205,7 +257,7 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
             # a seat's turns take turns (its interaction serializes them too): one Turn in TURNS at a time
             in_turn = [asyncio.Lock() for _ in seats]
             calls: list[list[dict[str, Any]]] = [[] for _ in seats]  # each seat's calls: run, answering model, usage
-            endpoints: list[Optional[Endpoint]] = [None for _ in seats]
+            endpoints: list[Optional[SeatEndpoint]] = [None for _ in seats]
             stack.callback(lambda: [e.client.close() for e in endpoints if e is not None])
 
             async def seat_turn(request: SeatRequest) -> SeatReply:
