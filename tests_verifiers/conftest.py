@@ -74,12 +74,12 @@ def episodes(out: Path) -> list[dict[str, Any]]:
 
 
 def vf_sessions(out: Path, cell: str) -> dict[int, dict[str, Any]]:
-    """session -> its econarena_session record, from the seat-1 trace of each episode of ``cell``."""
+    """session -> its econarena_session record, from each episode of ``cell`` (on its first seat's trace)."""
     found = {}
     for episode in episodes(out):
         assert episode["ok"], episode.get("errors")
         infos = [t["info"]["econarena"] for t in episode["traces"]]
-        [first] = [i for i in infos if i["seat"] == 1]
+        [first] = [i for i in infos if "econarena_session" in i]
         if first["cell"] == cell:
             found[first["session"]] = first["econarena_session"]
     return found

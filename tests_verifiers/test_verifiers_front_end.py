@@ -23,7 +23,7 @@ from conftest import (
     vf_eval,
     vf_sessions,
 )
-from openai_server import OpenAIServer
+from openai_server import OpenAIServer, RateLimiter, Storm
 from policies import scripted
 
 METRICS = ("eas", "rationality", "ne_proximity", "win_rate", "rule_following", "convergence")
@@ -136,3 +136,49 @@ def test_one_report_over_evals_and_verifiers_logs(nash_runs, tmp_path):
         assert row["sessions"] == 20 and math.isclose(row["metrics"]["eas"]["mean"], 0.84)
     done = run([str(evals_bin() / "econarena-summary"), str(folder)])
     assert done.returncode == 0 and "econarena/nash (verifiers)" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_stated_300_requests_a_minute_is_kept_within_1_1_times_the_calls(tmp_path):
+    """verifiers' interception hands the harness neither the limits the endpoint states nor a 429's
+    wait; the front end hears them from the upstream answer, so its lane paces to them."""
+    limiter = RateLimiter(rpm=300)
+    server = OpenAIServer(scripted, models=("gpt-4o",), limiter=limiter).start()
+    try:
+        vf_eval(server.base_url, "gpt-4o", tmp_path, "--env.taskset.cells", '["beauty_L"]',
+                "--env.taskset.seeds", "[0, 1]")
+        assert len(vf_sessions(tmp_path, "beauty_L")) == 2
+        calls = 2 * 10 * 5
+        assert limiter.answered == calls
+        print(f"300 requests/min: {limiter.count} requests for {calls} calls, {limiter.refused} refused")
+        assert limiter.count <= 1.1 * calls
+    finally:
+        server.stop()
+
+
+def test_an_opponent_cell_seats_the_registry_s_players_as_oaieval_does(tmp_path):
+    """beauty_L_vs_humans: the model in its rotating seat, econarena/human (seeded, random) in the others."""
+    oaieval("econarena/nash", "beauty_L_vs_humans", tmp_path / "evals.jsonl")
+    with served("econarena/nash") as base_url:
+        vf_eval(base_url, "econarena/nash", tmp_path / "verifiers", "--env.taskset.cells", '["beauty_L_vs_humans"]')
+    ours = oaieval_sessions(tmp_path / "evals.jsonl")
+    theirs = vf_sessions(tmp_path / "verifiers", "beauty_L_vs_humans")
+    assert sorted(ours) == sorted(theirs) and len(ours) == 20
+    for session, event in ours.items():
+        figures = [k for k in event if k.split("/")[0] in METRICS]
+        assert any("/econarena/human" in k for k in figures)  # the opponents' figures too
+        for key in figures:
+            assert math.isclose(event[key], theirs[session][key], abs_tol=1e-12), (session, key)
+    # one interaction: the model's one seat
+    assert {len(e["traces"]) for e in episodes(tmp_path / "verifiers")} == {1}
+
+
+def test_an_endpoint_answering_529_for_60_s_loses_no_session(tmp_path):
+    storm = Storm(after_s=0.3, for_s=60.0, shape="anthropic")
+    server = OpenAIServer(scripted, models=("gpt-4o",), answer=storm).start()
+    try:
+        vf_eval(server.base_url, "gpt-4o", tmp_path, "--env.taskset.cells", '["beauty_L"]',
+                "--env.taskset.seeds", "[0, 1]")
+    finally:
+        server.stop()
+    print(f"529 for 60 s: {storm.refused} refused, {len(server.requests)} requests")
+    assert storm.refused > 0 and len(vf_sessions(tmp_path, "beauty_L")) == 2

@@ -4,7 +4,7 @@ the report and ``econarena-run``'s folders take it beside evals and inspect logs
 
 What the front end (``on_verifiers.plugin``) stores, under ``trace.info["econarena"]`` of each seat's
 trace (one line of ``traces.jsonl`` is one episode, one session): the cell, split, session and seat,
-the seat's calls (run, answering model, usage, finish reason); on seat 1's trace also the run spec
+the seat's calls (run, answering model, usage, finish reason); on its first seat's trace also the run spec
 (eval name, args, seed), the session's ``econarena_run`` events, its ``econarena_session`` record and
 who played. From those this module yields a spec row, the events, a ``sampling`` row per seat call,
 one ``econarena_players`` row, and the final report once every session the run's config selected
@@ -44,12 +44,13 @@ SUFFIX = f" ({FRONT_END})"
 
 
 def seat_infos(cell: str, split: str, session: int, spec: dict[str, Any], events: list[dict[str, Any]],
-               record: dict[str, Any], players: list[dict[str, Any]], own: list[dict[str, float]],
+               record: dict[str, Any], players: list[dict[str, Any]], seats: list[int], own: list[dict[str, float]],
                calls: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """What the front end stores under ``trace.info[INFO_KEY]`` of each seat's trace, in seat order:
-    ``own[i]`` seat i+1's own metrics, ``calls[i]`` its calls; the session's facts once, on seat 1's."""
-    infos = [{"cell": cell, "split": split, "session": session, "seat": seat, "seat_metrics": own[seat - 1],
-              CALLS_KEY: calls[seat - 1]} for seat in range(1, len(own) + 1)]
+    """What the front end stores under ``trace.info[INFO_KEY]`` of the trace of each of the model's
+    ``seats``: ``own[i]`` that seat's own metrics, ``calls[i]`` its calls; the session's facts once,
+    on the first seat's."""
+    infos = [{"cell": cell, "split": split, "session": session, "seat": seat, "seat_metrics": seat_own,
+              CALLS_KEY: seat_calls} for seat, seat_own, seat_calls in zip(seats, own, calls)]
     infos[0].update({RUNS_KEY: events, SESSION_KEY: record, SPEC_KEY: spec, PLAYERS_KEY: players})
     return infos
 
@@ -154,7 +155,7 @@ def expected_sessions(config: Optional[dict[str, Any]], spec: dict[str, Any]) ->
 
 
 def _seats(episode: dict[str, Any]) -> list[dict[str, Any]]:
-    """The EconArena info of each seat's trace, seat 1's first; [] for an episode of no seat."""
+    """The EconArena info of each of the model's seats' traces, in seat order; [] for an episode of none."""
     traces = episode.get("traces")
     infos = []
     for trace in traces if isinstance(traces, list) else []:
@@ -172,12 +173,13 @@ def iter_verifiers_rows(path: Path, reading: Optional[Reading] = None) -> Iterat
     path = Path(path)
     spec: Optional[dict[str, Any]] = None
     model = run_id = ""
-    sessions: dict[int, tuple[int, dict[str, Any], list[dict[str, Any]]]] = {}  # session -> (line, seat 1, seats)
+    # session -> (its line, its first seat's info, every seat's)
+    sessions: dict[int, tuple[int, dict[str, Any], list[dict[str, Any]]]] = {}
     other_cells: dict[str, None] = {}
     failed: dict[int, str] = {}
     for lineno, episode in _lines(path, reading):
         seats = _seats(episode)
-        first = seats[0] if seats and seats[0]["seat"] == 1 else None
+        first = next((s for s in seats if SPEC_KEY in s), None)
         if first is None or not isinstance(first.get(SPEC_KEY), dict):
             errors = episode.get("errors")
             last = errors[-1] if isinstance(errors, list) and errors else None

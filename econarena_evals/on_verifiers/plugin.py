@@ -9,8 +9,10 @@ package's top-level ``__getattr__`` loads from here only when asked (the plugin 
   (``--env.taskset.cells '["beauty_L"]' --env.taskset.seeds '[8]' --env.taskset.runs 2``), the
   dev split by default, ``split: test`` on request.
 * ``EconArenaEnv``: one episode is one session, played by the model in every seat (self-play) with
-  one interaction per seat. The table of seats (``score.table.Table``) writes each seat's prompt
-  and seed run by run, reads the answers and scores each run, as under ``oaieval`` and ``inspect``.
+  one interaction per seat; in an opponent cell the registry's fixed players (``econarena/nash``,
+  ...) take the other seats, played in-process, seated as the plugin seats them. The table of seats
+  (``score.table.Table``) writes each seat's prompt and seed run by run, reads the answers and scores
+  each run, as under ``oaieval`` and ``inspect``.
 * ``EconArenaHarness``: a seat's turn is one chat completion of the run's prompt (never a tool, never
   code), sent in-process to the rollout's interception endpoint (which records it on the trace and
   forwards it to the model) through the plugin's call engine: retried, paced and stopped as the
@@ -21,8 +23,9 @@ Rewards, on each seat's trace: ``eas`` (the session's EAS, weight 1), its five p
 ``seat_eas`` (the same score over this seat's runs alone: its payoff, win share, rule following and
 distance to equilibrium; weight 0, or 1 with ``seat_reward: true``, when ``eas`` goes to 0 for RL).
 ``trace.info["econarena"]`` holds the raw quantities: the cell, split, session and seat, the seat's
-metrics, and on seat 1's trace the session's ``econarena_run`` events (the per-run series) and its
-``econarena_session`` record, as the plugin logs them (``log.verifiers_log`` reads them back).
+metrics and calls, and on the model's first seat's trace the session's ``econarena_run`` events (the
+per-run series) and its ``econarena_session`` record, as the plugin logs them (``log.verifiers_log``
+reads them back).
 """
 from __future__ import annotations
 
@@ -45,16 +48,19 @@ from ..calls import seat_call
 from ..calls.errors import RunStopped
 from ..calls.state import CALL_STATE
 from ..core.outcome import RunOutcome
-from ..core.sessions import Session
+from ..core.prompts import prompt_text
+from ..core.sessions import Session, seat_players, unique_names
 from ..games import session_from_sample
 from ..log.format import session_fields
 from ..log.verifiers_log import INFO_KEY, seat_infos
 from ..on_inspect import cells
+from ..on_inspect.cells import builtin_player
 from ..on_inspect.endpoint import Endpoint, Reply
 from ..run import config
 from ..run.conditions import DEFAULT_SEED
 from ..score.metrics import COMPONENTS, session_metrics
 from ..score.table import SeatReply, SeatRequest, Table
+from .serve import player_name
 
 SEAT_PLAYER = "\0seat"  # the seat whose own score is asked, renamed so no other seat shares its name
 
@@ -248,37 +254,46 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
         sampling = config.build("sampling", args)
         session: Session = session_from_sample(info["sample"], cell)
         agent = agents.player
-        model = str(agent.ctx.model)
-        players = [model]
-        table = Table(cell_name, cell, session, players * cell.seats, info["seed"])
+        # the model, then an opponent cell's fixed players, named and seated as the plugin seats them
+        opponents = [str(n) for n in (args.get("opponents") or [])]
+        distinct = list(dict.fromkeys(opponents))
+        players = unique_names([str(agent.ctx.model)] + distinct)
+        model, named = players[0], dict(zip(distinct, players[1:]))
+        roster = [model] + [named[n] for n in opponents]
+        seating = seat_players(len(roster), cell.seats, session.index)
+        fixed = {n: builtin_player(player_name(n), {}) for n in distinct}
+        fixed_at = {seat: fixed[opponents[p - 1]] for seat, p in enumerate(seating, start=1) if p}
+        own_seats = [seat for seat, p in enumerate(seating, start=1) if p == 0]
+        table = Table(cell_name, cell, session, [roster[p] for p in seating], info["seed"])
         events: list[dict[str, Any]] = []
         async with contextlib.AsyncExitStack() as stack:
-            seats = [await stack.enter_async_context(agent.interaction(task)) for _ in range(cell.seats)]
+            seats = {s: await stack.enter_async_context(agent.interaction(task)) for s in own_seats}
             # a seat's turns take turns (its interaction serializes them too): one Turn in TURNS at a time
-            in_turn = [asyncio.Lock() for _ in seats]
-            calls: list[list[dict[str, Any]]] = [[] for _ in seats]  # each seat's calls: run, answering model, usage
-            endpoints: list[Optional[SeatEndpoint]] = [None for _ in seats]
-            stack.callback(lambda: [e.client.close() for e in endpoints if e is not None])
+            in_turn = {s: asyncio.Lock() for s in own_seats}
+            calls: dict[int, list[dict[str, Any]]] = {s: [] for s in own_seats}  # run, answering model, usage
+            endpoints: dict[int, Optional[SeatEndpoint]] = {s: None for s in own_seats}
+            stack.callback(lambda: [e.client.close() for e in endpoints.values() if e is not None])
 
             async def seat_turn(request: SeatRequest) -> SeatReply:
-                interaction = seats[request.seat - 1]
-                kwargs = dict(sampling.kwargs())
-                if sampling.pass_seed:
-                    kwargs["seed"] = request.seed
-                async with in_turn[request.seat - 1]:
-                    turn = TURNS[interaction.trace.id] = Turn(kwargs, endpoint=endpoints[request.seat - 1])
+                seed = request.seed if sampling.pass_seed else None
+                if request.seat in fixed_at:  # a fixed player: the prompt's text and the seed decide its answer
+                    return SeatReply(fixed_at[request.seat].reply(prompt_text(request.prompt), seed))
+                interaction = seats[request.seat]
+                kwargs = {**sampling.kwargs(), **({} if seed is None else {"seed": seed})}
+                async with in_turn[request.seat]:
+                    turn = TURNS[interaction.trace.id] = Turn(kwargs, endpoint=endpoints[request.seat])
                     try:
                         segment = await interaction.turn(request.prompt)
                     finally:
                         TURNS.pop(interaction.trace.id, None)
-                        endpoints[request.seat - 1] = turn.endpoint
+                        endpoints[request.seat] = turn.endpoint
                 reply = turn.reply
                 if segment.terminated or reply is None:
                     raise RuntimeError(f"seat {request.seat}, run {request.run + 1}: the seat's turn gave no reply")
                 usage = None if reply.usage is None else {k: getattr(reply.usage, k, None)
                                                           for k in ("prompt_tokens", "completion_tokens")}
-                calls[request.seat - 1].append({"run": request.run, "model": reply.model,
-                                                "finish_reason": reply.finish_reason, "usage": usage})
+                calls[request.seat].append({"run": request.run, "model": reply.model,
+                                            "finish_reason": reply.finish_reason, "usage": usage})
                 return SeatReply(reply.text, reply.finish_reason)
 
             while requests := table.wave():
@@ -288,13 +303,16 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
         result = table.result(players)
         record = session_fields(cell_name, session.index, players, result, table.cut_off(model), None)
         runs = [table.outcomes[r] for r in range(cell.runs)]
-        own = [seat_metrics(runs, seat) for seat in range(1, cell.seats + 1)]
+        own = [seat_metrics(runs, seat) for seat in own_seats]
         spec = {"eval_name": cells.eval_name(cell_name, info["split"]), "args": args, "seed": info["seed"]}
-        played = [{"name": model, "model": model, "opponent": False, "base_url": str(agent.ctx.client.base_url)}]
-        infos = seat_infos(cell_name, info["split"], session.index, spec, events, record, played, own, calls)
-        for interaction, seat_info, seat_own in zip(seats, infos, own):
-            record_rewards(interaction.trace, result[model], seat_own, bool(info.get("seat_reward")))
-            interaction.trace.info[INFO_KEY] = seat_info
+        played = [{"name": model, "model": str(agent.ctx.model), "opponent": False,
+                   "base_url": str(agent.ctx.client.base_url)}]
+        played += [{"name": named[n], "model": n, "opponent": True, "base_url": None} for n in distinct]
+        infos = seat_infos(cell_name, info["split"], session.index, spec, events, record, played, own_seats, own,
+                           [calls[s] for s in own_seats])
+        for seat, seat_info, seat_own in zip(own_seats, infos, own):
+            record_rewards(seats[seat].trace, result[model], seat_own, bool(info.get("seat_reward")))
+            seats[seat].trace.info[INFO_KEY] = seat_info
 
 
 __all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]

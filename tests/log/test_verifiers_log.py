@@ -42,7 +42,8 @@ def episode(session: int) -> tuple[dict, dict]:
     record = session_fields("beauty_L", session, [MODEL], result, 0, None)
     spec = {"eval_name": "econarena.beauty_L.dev.v0", "args": ARGS, "seed": 8}
     played = [{"name": MODEL, "model": MODEL, "opponent": False, "base_url": "http://127.0.0.1:9/v1"}]
-    infos = seat_infos("beauty_L", "dev", session, spec, events, record, played, [result[MODEL]] * 5, calls)
+    infos = seat_infos("beauty_L", "dev", session, spec, events, record, played, [1, 2, 3, 4, 5], [result[MODEL]] * 5,
+                       calls)
     traces = [{"agent": {"config": {"model": MODEL}}, "info": {INFO_KEY: info}, "rewards": {}} for info in infos]
     return {"id": f"e{session}", "env": {"id": "econarena_evals"}, "run": {"id": "run-1"}, "ok": True,
             "traces": traces[::-1]}, record  # traces in completion order, not seat order
