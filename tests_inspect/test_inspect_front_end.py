@@ -14,22 +14,16 @@ import pytest
 from econarena_evals.log.format import SESSION_EVENT
 
 from conftest import evals_bin, inspect_eval, inspect_sessions, oaieval, oaieval_sessions, run
+from front_ends import METRICS, assert_same_figures
 from openai_server import OpenAIServer, RateLimiter
 from policies import scripted
 
-METRICS = ("eas", "rationality", "ne_proximity", "win_rate", "rule_following", "convergence")
 STAND_IN_ENV = {"OPENAI_API_KEY": "sk-test"}
 
 
-def assert_same_sessions(evals_log: Path, log_dir: Path, cell: str) -> int:
-    """Every session's six figures equal under both front ends (to float rounding); the session count."""
-    ours, theirs = oaieval_sessions(evals_log), inspect_sessions(log_dir, cell)
-    assert sorted(ours) == sorted(theirs) and len(ours) == 20
-    for session, event in ours.items():
-        assert not event["errored"]
-        for metric in METRICS:
-            assert math.isclose(event[metric], theirs[session][metric], abs_tol=1e-12), (cell, session, metric)
-    return len(ours)
+def assert_same_sessions(evals_log: Path, log_dir: Path, cell: str) -> None:
+    """Every session's six figures equal under both front ends (to float rounding)."""
+    assert_same_figures(oaieval_sessions(evals_log), inspect_sessions(log_dir, cell), cell)
 
 
 @pytest.fixture(scope="module")

@@ -7,32 +7,22 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-import pytest
+import front_ends
+from front_ends import ROOT, evals_bin, oaieval, oaieval_sessions  # noqa: F401 (the tests import them here)
 
-ROOT = Path(__file__).resolve().parent.parent
 VERIFIERS_BIN = Path(sys.executable).parent
 KEY_VAR = "ECONARENA_TEST_KEY"  # vf-eval's --client.api-key-var: a variable set, a key no server checks
 
 
-def evals_bin() -> Path:
-    venv = os.environ.get("ECONARENA_EVALS_VENV")
-    if not venv or not (Path(venv) / "bin" / "oaieval").exists():
-        pytest.fail("ECONARENA_EVALS_VENV must name the project's venv (bash scripts/setup.sh makes it): "
-                    "these tests compare both front ends")
-    return Path(venv) / "bin"
-
-
 def run(cmd: list[str], env: Optional[dict[str, str]] = None, timeout: float = 1200) -> subprocess.CompletedProcess:
-    """A command, its output kept; never raises on a non-zero exit (the test looks at it)."""
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", KEY_VAR: "none", **(env or {})}
-    return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=str(ROOT))
+    """``front_ends.run`` with vf-eval's key variable set."""
+    return front_ends.run(cmd, {KEY_VAR: "none", **(env or {})}, timeout)
 
 
 @contextlib.contextmanager
@@ -83,21 +73,3 @@ def vf_sessions(out: Path, cell: str) -> dict[int, dict[str, Any]]:
         if first["cell"] == cell:
             found[first["session"]] = first["econarena_session"]
     return found
-
-
-def oaieval(model: str, cell: str, record_path: Path, env: Optional[dict[str, str]] = None,
-            *extra: str) -> subprocess.CompletedProcess:
-    done = run([str(evals_bin() / "oaieval"), model, f"econarena.{cell}", "--record_path", str(record_path),
-                *extra], env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
-def oaieval_sessions(path: Path) -> dict[int, dict[str, Any]]:
-    """session -> its econarena_session event, from an oaieval log."""
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row.get("type") == "econarena_session":
-            out[row["data"]["session"]] = row["data"]
-    return out

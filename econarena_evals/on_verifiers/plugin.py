@@ -33,7 +33,6 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal, Mapping, Optional
 
@@ -46,7 +45,6 @@ from verifiers.v1.types import content_text
 
 from ..calls import seat_call
 from ..calls.errors import RunStopped
-from ..calls.state import CALL_STATE
 from ..core.outcome import RunOutcome
 from ..core.prompts import prompt_text
 from ..core.sessions import Session, seat_players, unique_names
@@ -178,14 +176,7 @@ class SeatEndpoint(Endpoint):
         finally:
             seat_call.heard(UPSTREAM.pop(self.trace_id, None))
 
-    @classmethod
-    def _say_stop(cls) -> None:
-        with cls._told_stop:
-            if cls._stop_said:
-                return
-            cls._stop_said = True
-        print(f"econarena: stopped: {CALL_STATE.stop_reason}; `vf-eval @ RUN/configs/resolved/eval.json --resume` "
-              "plays what is missing", file=sys.stderr, flush=True)
+    RESUME = "`vf-eval @ RUN/configs/resolved/eval.json --resume` plays what is missing"
 
 
 def upstream_lane(ctx: Any) -> tuple[str, str, str]:
