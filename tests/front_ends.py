@@ -56,3 +56,12 @@ def assert_same_figures(ours: Mapping[int, Mapping[str, Any]], theirs: Mapping[i
         assert not event["errored"]
         for metric in METRICS:
             assert math.isclose(event[metric], theirs[session][metric], abs_tol=1e-12), (cell, session, metric)
+
+
+def assert_kept_to_300_a_minute(limiter: Any, sessions: int) -> None:
+    """``sessions`` beauty_L sessions (10 runs, 5 seats) played at a stated 300 requests/min: every
+    call answered, at most 1.1 requests a call."""
+    calls = sessions * 10 * 5
+    assert limiter.answered == calls
+    print(f"300 requests/min: {limiter.count} requests for {calls} calls, {limiter.refused} refused")
+    assert limiter.count <= 1.1 * calls
