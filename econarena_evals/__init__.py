@@ -30,5 +30,10 @@ __all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]
 
 def __getattr__(name: str):
     if name in __all__:
-        return getattr(_importlib.import_module(f"{__name__}.{_VERIFIERS_PLUGIN}"), name)
+        try:
+            plugin = _importlib.import_module(f"{__name__}.{_VERIFIERS_PLUGIN}")
+        except ModuleNotFoundError as exc:
+            raise ImportError(f"{name} is the verifiers front end's: pip install 'econarena-evals[verifiers]' "
+                              f"(Python 3.11 or later, a venv without evals; {exc})") from exc
+        return getattr(plugin, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
