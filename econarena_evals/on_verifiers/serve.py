@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -170,8 +171,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(f"econarena-serve: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     # one line a harness can read the address from
-    print(f"econarena-serve: {server.name} at {server.base_url} (model name {server.name}); Ctrl-C stops",
+    print(f"econarena-serve: {server.name} at {server.base_url} (model name {server.name}); Ctrl-C or SIGTERM stops",
           flush=True)
+    # Ctrl-C or SIGTERM stops it (a shell's background job ignores SIGINT)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

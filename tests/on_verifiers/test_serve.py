@@ -80,3 +80,14 @@ def test_an_unknown_player_is_refused_in_one_line():
                           timeout=60)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
     assert "econarena/gpt-4o is no built-in player" in done.stderr
+
+
+def test_sigterm_stops_it_cleanly():
+    """A shell's background job ignores SIGINT: SIGTERM stops the server too, exit 0."""
+    proc = subprocess.Popen([cli("econarena-serve"), "nash", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert " at http://127.0.0.1:" in proc.stdout.readline()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    proc.stdout.close()
+    proc.stderr.close()
