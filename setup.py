@@ -126,6 +126,9 @@ setup(
         "report": ["matplotlib>=3.5"],
         # the inspect_ai front end (docs/inspect.md): inspect eval econarena_evals/<cell>; no evals needed
         "inspect": ['inspect-ai==0.3.285; python_version >= "3.10"'],
+        # the verifiers front end (docs/verifiers.md): vf-eval econarena_evals; no evals (its openai<3
+        # pin cannot share a venv with evals' openai 3.x)
+        "verifiers": ['verifiers==0.4.0; python_version >= "3.11"'],
     },
     entry_points={
         "console_scripts": [
@@ -133,6 +136,8 @@ setup(
             "econarena-report=econarena_evals.report.build:main",
             "econarena-plan=econarena_evals.run.plan:main",
             "econarena-run=econarena_evals.run.run_set:main",
+            # a built-in player as a local OpenAI-compatible endpoint (any harness; vf-eval's --client.base-url)
+            "econarena-serve=econarena_evals.on_verifiers.serve:main",
         ],
         # inspect_ai loads this module before it resolves --model or a task name: the econarena/...
         # models and the econarena_evals/<cell> tasks (only inspect_ai ever loads it)

@@ -93,10 +93,10 @@ def test_the_data_modules_import_nothing_from_the_games():
 
 # The folders from the bottom layer up (econarena_evals/__init__.py): a module may import its own
 # folder and the folders before its own, never one after it.
-LAYERS = ("core", "games", "score", "calls", "fns", "integration", "log", "run", "on_inspect", "report")
+LAYERS = ("core", "games", "score", "calls", "fns", "integration", "log", "run", "on_inspect", "on_verifiers", "report")
 # Folders whose modules must not import evals at all: the pure core, the call engine, and the
-# inspect_ai front end (installed without evals).
-WITHOUT_EVALS = ("core", "games", "score", "calls", "on_inspect")
+# inspect_ai and verifiers front ends (installed without evals).
+WITHOUT_EVALS = ("core", "games", "score", "calls", "on_inspect", "on_verifiers")
 
 
 def folder(module: str) -> str:

@@ -43,6 +43,7 @@ from .format import (
 )
 from .inspect_log import CONTRADICTION_EVENT, is_inspect_log, iter_inspect_rows
 from .jsonl import NAMED_PROBLEMS, NOT_AN_EVALS_LOG, Reading, iter_rows
+from .verifiers_log import is_verifiers_log, iter_verifiers_rows
 
 
 @dataclass
@@ -425,8 +426,10 @@ def read_log(path: Path) -> EvalLog:
     by_run: dict[tuple[Any, Any], dict[str, dict[str, int]]] = {}  # (session, run) -> usage of its other calls
     calls_by_run: dict[tuple[Any, Any], int] = {}  # (session, run) -> its other seat calls
     bad_spec = None
-    # an inspect_ai log of the inspect front end reads as the same rows (``inspect_log``)
-    rows = iter_inspect_rows(path, reading) if is_inspect_log(path) else iter_rows(path, reading)
+    # an inspect_ai log of the inspect front end, a verifiers run of the verifiers one, read as the
+    # same rows (``inspect_log``, ``verifiers_log``)
+    rows = (iter_inspect_rows(path, reading) if is_inspect_log(path) else
+            iter_verifiers_rows(path, reading) if is_verifiers_log(path) else iter_rows(path, reading))
     outcomes: dict[int, RunOutcome] = {}  # id of each run event kept -> its outcome, for the re-score
     for lineno, row in rows:
         kind, data = row.get("type"), row.get("data")
@@ -555,7 +558,8 @@ def read_log(path: Path) -> EvalLog:
 def find_logs(paths: Iterable[Path]) -> Iterator[Path]:
     for p in paths:
         p = Path(p)
-        if p.is_dir():  # evals' logs, and the inspect front end's (.eval, and .json that open as inspect's)
+        # evals' logs, the inspect front end's (.eval, and .json that open as inspect's), verifiers' traces.jsonl
+        if p.is_dir():
             yield from sorted([*p.rglob("*.jsonl"), *p.rglob("*.eval"),
                                *(j for j in p.rglob("*.json") if is_inspect_log(j))])
         else:

@@ -8,10 +8,15 @@ from typing import Any, Optional
 
 import yaml
 
+from ..fns.identity import CHAT_NAME
 from ..fns.registry_files import packaged_registries
+from ..games.players import CLASSES
+from ..run.conditions import DEFAULT_SEED
 
 PREFIX = "econarena."
 SPLITS = ("dev", "test")
+# the namespace of the plugin's own completion fns (econarena/chat, econarena/nash, ...)
+PROVIDER = CHAT_NAME.split("/")[0]
 
 
 def registry_root() -> Path:
@@ -34,6 +39,12 @@ def cells(root: Optional[Path] = None) -> list[str]:
     entries = _entries(root or registry_root())
     return [name[len(PREFIX):] for name, entry in entries.items()
             if name.startswith(PREFIX) and name.count(".") == 1 and isinstance(entry, dict) and "id" in entry]
+
+
+def eval_seed(seed: Any = None) -> Any:
+    """The plugin's eval seed as oaieval passes it (an integer one as an int: a seat's seed is drawn from its text)."""
+    seed = DEFAULT_SEED if seed is None else seed
+    return int(seed) if float(seed).is_integer() else seed
 
 
 def eval_name(cell: str, split: str) -> str:
@@ -66,3 +77,14 @@ def completion_fn(name: str, root: Optional[Path] = None) -> Optional[tuple[str,
         if isinstance(entry, dict) and isinstance(entry.get("class"), str):
             return entry["class"].rsplit(":", 1)[-1], dict(entry.get("args") or {})
     return None
+
+
+def builtin_player(name: str, args: dict[str, Any]) -> Any:
+    """The built-in player the registry names ``econarena/<name>`` (its registered args, then ``args``);
+    ValueError naming how a model is played instead."""
+    found = completion_fn(PROVIDER + "/" + name)
+    if found is None or found[0] not in CLASSES:
+        raise ValueError(f"econarena/{name} is no built-in player; econarena/chat/MODEL plays a model at an "
+                         "OpenAI-compatible endpoint")
+    cls, registered = found
+    return CLASSES[cls](**{**registered, **args})

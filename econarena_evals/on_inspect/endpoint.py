@@ -55,6 +55,7 @@ class Endpoint:
 
     _told_stop = threading.Lock()  # the stop line is said once per process
     _stop_said = False
+    RESUME = "`inspect eval-retry LOG` plays what is missing"  # how the front end plays what a stop left
 
     def __init__(self, model: str, base_url: Optional[str], api_key: Optional[str],
                  policy: Optional[CallPolicy] = None, **options: Any) -> None:
@@ -100,5 +101,4 @@ class Endpoint:
             if cls._stop_said:
                 return
             cls._stop_said = True
-        print(f"econarena: stopped: {CALL_STATE.stop_reason}; `inspect eval-retry LOG` plays what is missing",
-              file=sys.stderr, flush=True)
+        print(f"econarena: stopped: {CALL_STATE.stop_reason}; {cls.RESUME}", file=sys.stderr, flush=True)

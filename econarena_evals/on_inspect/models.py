@@ -26,25 +26,11 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ..calls.policy import CallPolicy
 from ..core.prompts import prompt_text
-from ..fns.identity import CHAT_NAME
-from ..games.players import CLASSES
-from .cells import completion_fn
+from .cells import PROVIDER, builtin_player
 from .endpoint import Endpoint
 
-# the namespace of the plugin's own completion fns (econarena/chat, econarena/nash, ...): the same names here
-PROVIDER = CHAT_NAME.split("/")[0]
 NO_CONFIG = GenerateConfig()
 CHAT = "chat/"
-
-
-def builtin_player(name: str, args: dict[str, Any]) -> Any:
-    """The built-in player the registry names ``econarena/<name>``; ValueError naming the known ones."""
-    found = completion_fn(PROVIDER + "/" + name)
-    if found is None or found[0] not in CLASSES:
-        raise ValueError(f"econarena/{name} is no built-in player; econarena/chat/MODEL plays a model at an "
-                         "OpenAI-compatible endpoint")
-    cls, registered = found
-    return CLASSES[cls](**{**registered, **args})
 
 
 def stop_reason(finish_reason: Optional[str]) -> str:

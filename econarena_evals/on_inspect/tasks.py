@@ -29,7 +29,6 @@ from ..games import session_from_sample
 from ..log.format import session_fields
 from ..log.inspect_log import PLAYERS_KEY, RUNS_KEY, SESSION_KEY, SPEC_KEY, USAGE_KEY
 from ..run import config
-from ..run.conditions import DEFAULT_SEED
 from ..score.metrics import METRICS
 from ..score.table import SeatReply, SeatRequest, Table
 from . import cells
@@ -123,8 +122,7 @@ def cell_task(cell_name: str, split: str = "dev", seed: Any = None, temperature:
     overrides = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens),
                                    ("pass_seed", pass_seed)) if v is not None}
     args.update(overrides)
-    seed = DEFAULT_SEED if seed is None else seed
-    seed = int(seed) if float(seed).is_integer() else seed  # the plugin's seed as oaieval passes it
+    seed = cells.eval_seed(seed)
     try:
         cell = config.build("cell", args)
         sampling = config.build("sampling", args)
