@@ -22,6 +22,7 @@ from ..core.redact import redact_text
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, rescore_events
 from ..log.format import metric_key
+from ..run.config import melee_tables
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
@@ -103,11 +104,15 @@ def figures(log: EvalLog) -> dict[str, Any]:
 
 
 def expected_sessions(log: EvalLog) -> Optional[int]:
-    """How many sessions the run was asked for: --max_samples, else the samples file's lines."""
+    """How many sessions the run was asked for: --max_samples, else the samples file's lines (a
+    melee: its schedule's tables)."""
     run_config = log.spec.get("run_config") or {}
     if run_config.get("max_samples"):
         return int(run_config["max_samples"])
     eval_spec = run_config.get("eval_spec") or {}
+    tables = melee_tables(eval_spec.get("args") or {}, len(log.players))
+    if tables is not None:
+        return tables
     samples = (eval_spec.get("args") or {}).get("samples_jsonl")
     registry = eval_spec.get("registry_path")
     if not samples or not registry:

@@ -1,0 +1,88 @@
+"""A melee through the real ``oaieval``: the roster is the completion fns, one sample is one table of
+the schedule, every seat is evaluated, the log files every seat call under its table, and a resume
+copies the tables a stopped run finished."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from econarena_evals.core.schedule import table_count
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.filing import filing_problems
+from econarena_evals.log.format import RESUMED_FROM, RUN_EVENT, SEAT_TAG, SESSION_EVENT, metric_key
+
+from conftest import base_env, cli, run_cli
+
+pytestmark = pytest.mark.e2e
+
+ROSTER = ["econarena/nash", "econarena/random", "econarena/level1", "econarena/level2", "econarena/human",
+          "econarena/ch", "econarena/overbid"]
+PER_PLAYER = 3
+TABLES = table_count(len(ROSTER), 5, PER_PLAYER)  # 5 tables of 5 seats
+
+
+def play(tmp_path: Path, name: str, roster=ROSTER, *extra: str, params: str = "") -> Path:
+    log = tmp_path / f"{name}.jsonl"
+    run_cli([cli("oaieval"), ",".join(roster), "econarena.beauty_L_melee", "--record_path", str(log),
+             "--extra_eval_params", f"tables_per_player={PER_PLAYER}{params}", *extra], base_env(), cwd=tmp_path)
+    return log
+
+
+def rows(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_a_melee_seats_the_whole_roster_and_evaluates_every_seat(tmp_path):
+    log = play(tmp_path, "melee")
+    assert filing_problems(log) == []
+    events = rows(log)
+    sessions = [e["data"] for e in events if e.get("type") == SESSION_EVENT]
+    assert sorted(s["session"] for s in sessions) == list(range(TABLES)) and not any(s["errored"] for s in sessions)
+    runs = [e["data"] for e in events if e.get("type") == RUN_EVENT]
+    seated = {(r["session"], r["run"], s["seat"]): s["player"] for r in runs for s in r["seats"]}
+    # every sampling event is tagged with its table, run, seat and the player the run event seats there
+    tags = [e["data"][SEAT_TAG] for e in events if e.get("type") == "sampling"]
+    assert len(tags) == len(seated) == TABLES * 10 * 5
+    assert all(seated[(t["session"], t["run"], t["seat"])] == t["player"] for t in tags)
+    tables_of = Counter(p for (table, run, _), p in seated.items() if run == 0)
+    assert set(tables_of) == set(ROSTER) and max(tables_of.values()) - min(tables_of.values()) <= 1
+    # each table's session event holds the metrics of every player that sat there, and only theirs
+    for s in sessions:
+        at_table = {p for (table, _, _), p in seated.items() if table == s["session"]}
+        assert {p for p in ROSTER if s[metric_key("eas", p, ROSTER)] is not None} == at_table
+    report = read_log(log).final_report
+    assert report["sessions"] == TABLES and all(report[metric_key("eas", p, ROSTER)] is not None for p in ROSTER)
+    # win rates at mixed tables are no longer 1/seats by construction
+    assert len({round(report[metric_key("win_rate", p, ROSTER)], 6) for p in ROSTER}) > 2
+
+
+def test_the_roster_s_order_changes_nothing(tmp_path):
+    first = read_log(play(tmp_path, "first")).final_report
+    again = read_log(play(tmp_path, "again", list(reversed(ROSTER)))).final_report
+    back = list(reversed(ROSTER))
+    for p in ROSTER:
+        for metric in ("eas", "win_rate", "rationality"):
+            assert first[metric_key(metric, p, ROSTER)] == again[metric_key(metric, p, back)]
+
+
+def test_a_resume_copies_the_tables_a_run_finished(tmp_path):
+    part = play(tmp_path, "part", ROSTER, "--max_samples", "2")
+    assert read_log(part).final_report["sessions"] == 2
+    whole = play(tmp_path, "whole", params=f",resume_from={part}")
+    copied = [e for e in rows(whole) if e.get("type") == SESSION_EVENT and RESUMED_FROM in e["data"]]
+    assert len(copied) == 2
+    assert filing_problems(whole) == []
+    fresh = read_log(play(tmp_path, "fresh")).final_report
+    assert read_log(whole).final_report == fresh
+
+
+def test_a_melee_needs_two_players_and_takes_no_opponents(tmp_path):
+    proc = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L_melee", "--record_path",
+                    str(tmp_path / "one.jsonl")], base_env(), cwd=tmp_path, returncode=2)
+    assert "a melee needs a roster of at least 2 completion fns" in proc.stderr
+    proc = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--record_path", str(tmp_path / "x.jsonl"),
+                    "--extra_eval_params", "tables_per_player=3"], base_env(), cwd=tmp_path, returncode=2)
+    assert "tables_per_player is a melee's" in proc.stderr
