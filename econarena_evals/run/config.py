@@ -70,6 +70,19 @@ def melee_args(args: Mapping[str, Any]) -> Optional[int]:
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
 
 
+def melee_tables(args: Mapping[str, Any], players: int) -> Optional[int]:
+    """The tables a melee of ``players`` plays with these eval args (a log's spec); None for a cell
+    that is no melee, or args the eval would refuse."""
+    try:
+        per_player = melee_args(args)
+        if per_player is None or players < 2:
+            return None
+        return table_count(players, build("cell", {k: v for k, v in args.items() if k in names("cell")}).seats,
+                           per_player)
+    except (TypeError, ValueError):
+        return None
+
+
 def names(group: str) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(GROUPS[group]))
 
