@@ -42,6 +42,7 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
+from .arena import html_section as arena_html
 from .analysis import DIAGNOSTIC_TITLES, column_labels, diagnostic_header, figure, floor_rows, in_order, tau_text
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
@@ -530,6 +531,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     body.append(diagnostics_html(result.get("diagnostics") or {}, columns))
     body.append(comparisons_html(result.get("comparisons") or [], columns))
     body.append('</section><section class="part">' + rule_break_html(result, rb, columns) + "</section>")
+    body.append(arena_html(result.get("arena") or {}))
     limit_text = "every session" if limit is None else f"the first {limit} session(s) of each log"
     body.append('<section class="part" id="sessions"><h2 id="browser">Sessions</h2>'
                 "<p>Pick a column, a player and a session: one row per run, one "
