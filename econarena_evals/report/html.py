@@ -42,8 +42,8 @@ from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_
 from ..score.intervals import BOOTSTRAP_RESAMPLES
 from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
-from .arena import html_section as arena_html
 from .analysis import DIAGNOSTIC_TITLES, column_labels, diagnostic_header, figure, floor_rows, in_order, tau_text
+from .arena import html_section as arena_html
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import cell_text, cells_text, rank_text
 from .selection import Chosen
