@@ -86,3 +86,11 @@ def test_a_melee_needs_two_players_and_takes_no_opponents(tmp_path):
     proc = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--record_path", str(tmp_path / "x.jsonl"),
                     "--extra_eval_params", "tables_per_player=3"], base_env(), cwd=tmp_path, returncode=2)
     assert "tables_per_player is a melee's" in proc.stderr
+
+
+def test_the_inspect_front_end_lists_no_melee_cell():
+    """A melee's roster is an oaieval run's completion fns; the inspect front end plays one model."""
+    from econarena_evals.on_inspect.cells import cells
+
+    listed = cells()
+    assert "beauty_L" in listed and not any(c.endswith("_melee") for c in listed)
