@@ -8,33 +8,13 @@ rank interval, Spearman's rank correlation with the planted order and the second
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
 import numpy as np
 
-from econarena_evals.core.prompts import prompt_text
-from econarena_evals.core.schedule import schedule
 from econarena_evals.games import cell as make_cell
-from econarena_evals.games import draw_session
 from econarena_evals.games.players import NoisyBidder
-from econarena_evals.score.arena import rate
-from econarena_evals.score.table import SeatReply, Table
-
-
-def melee(players, per_player, seed, args=None):
-    cell = make_cell(args or {"game": "auction"})
-    names = sorted(players)
-    rng = random.Random(seed)
-    tables = []
-    for k, seating in enumerate(schedule(len(names), cell.seats, per_player, seed).tables):
-        t = Table("melee", cell, draw_session(rng, k, cell), [names[p] for p in seating], seed)
-        while requests := t.wave():
-            replies = {r.key: SeatReply(players[r.player].reply(prompt_text(r.prompt), r.seed)) for r in requests}
-            for run in sorted({r.run for r in requests}):
-                t.take(run, [replies[(run, s)] for s in range(1, cell.seats + 1)])
-        tables.append([[(s.player, s.payoff) for s in t.outcomes[r].seats] for r in range(cell.runs)])
-    return tables
+from econarena_evals.score.arena import rate, tournament
 
 
 def main() -> None:
@@ -47,7 +27,7 @@ def main() -> None:
     print("tables_per_player  tables  rating interval width  rank interval width  spearman  seconds")
     for per_player in opts.per_player:
         start = time.perf_counter()
-        tables = melee(players, per_player, opts.seed)
+        tables = tournament(players, make_cell({"game": "auction"}), per_player, opts.seed)
         rated = rate(tables, "bench", per_player)
         seconds = time.perf_counter() - start
         where = {r.player: i for i, r in enumerate(rated)}

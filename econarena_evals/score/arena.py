@@ -22,14 +22,19 @@ the two earned more. Pure numpy; nothing here reads a file.
 """
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.schedule import schedule
+from ..core.sessions import CellConfig
+from ..games import draw_session
 from .intervals import rng_for
 from .ranks import competition_ranks
+from .table import Table, play_in_process
 
 ARENA_RESAMPLES = 500  # resamples of the tables; each refits every strength (docs/arena.md: the cost)
 MAX_ITERATIONS = 200
@@ -38,6 +43,21 @@ DECIMALS = 6  # payoffs equal to this many decimals are a tie
 
 Run = Sequence[tuple[str, float]]  # (player, payoff) of each seat, in seat order
 TableRuns = Sequence[Run]  # one table's runs
+
+
+def tournament(players: Mapping[str, Any], cell: CellConfig, per_player: int, seed: int,
+               cell_name: str = "melee") -> list[list[Run]]:
+    """A melee played in this process by players that answer in it (``table.play_in_process``): the
+    schedule seats the roster by name, as the eval does, and table ``k`` plays a session drawn with
+    the seed. Each table's runs as (player, payoff) of each seat."""
+    names = sorted(players)
+    rng = random.Random(seed)
+    out = []
+    for k, seating in enumerate(schedule(len(names), cell.seats, per_player, seed).tables):
+        table = Table(cell_name, cell, draw_session(rng, k, cell), [names[p] for p in seating], seed)
+        play_in_process(table, players)
+        out.append([[(s.player, s.payoff) for s in table.outcomes[r].seats] for r in range(cell.runs)])
+    return out
 
 
 def tables_of(run_events: Iterable[Mapping[str, Any]]) -> list[list[Run]]:

@@ -1,41 +1,23 @@
 """The arena's rating: a planted order recovered, copies rated alike, intervals seeded.
 
-Each tournament is played in process as a front end plays it: the melee schedule seats built-in
+Each tournament is played in process (``score.arena.tournament``): the melee schedule seats built-in
 players (``games.players``) at tables of seats (``score.table.Table``) over sessions drawn as the
 samples files are; no evals, no network.
 """
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
-from econarena_evals.core.prompts import prompt_text
-from econarena_evals.core.schedule import schedule
 from econarena_evals.games import cell as make_cell
-from econarena_evals.games import draw_session
 from econarena_evals.games.players import NashPlayer, NoisyBidder, OverbiddingBidder
-from econarena_evals.score.arena import head_to_head, rate, tables_of
-from econarena_evals.score.table import SeatReply, Table
+from econarena_evals.score.arena import head_to_head, rate, tables_of, tournament
 
 AUCTION = {"game": "auction"}  # auction_L's args: values int(N(50, 10)), assets 100, fee 10
 
 
 def melee(players, args=AUCTION, per_player=20, seed=0):
-    """Every table of the schedule played to its end: its runs as (player, payoff) of each seat."""
-    cell = make_cell(args)
-    names = list(players)
-    rng = random.Random(seed)
-    tables = []
-    for k, seating in enumerate(schedule(len(names), cell.seats, per_player, seed).tables):
-        t = Table("melee", cell, draw_session(rng, k, cell), [names[p] for p in seating], seed)
-        while requests := t.wave():
-            replies = {r.key: SeatReply(players[r.player].reply(prompt_text(r.prompt), r.seed)) for r in requests}
-            for run in sorted({r.run for r in requests}):
-                t.take(run, [replies[(run, s)] for s in range(1, cell.seats + 1)])
-        tables.append([[(s.player, s.payoff) for s in t.outcomes[r].seats] for r in range(cell.runs)])
-    return tables
+    return tournament(players, make_cell(args), per_player, seed)
 
 
 def spearman(order, planted):
