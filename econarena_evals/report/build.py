@@ -178,7 +178,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"opened {page.resolve()} in the browser")
         else:
             print(f"no browser to open it here; open this file: {page.resolve()}")
-    return 0 if result["conditions"] else 1
+    return 0 if result["conditions"] or result.get("arena") else 1  # a melee alone is a report too
 
 
 def _transcripts(text: str) -> Optional[int]:

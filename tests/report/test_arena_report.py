@@ -41,3 +41,7 @@ def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_colum
     assert "## Arena: melee tournaments" in md and "Head to head" in md
     page = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="arena"' in page and all(p in page for p in ROSTER)
+    # a melee log alone is a report: the arena section, exit 0
+    run_cli([cli("econarena-report"), str(melee), "--out", str(tmp_path / "alone")], base_env(), cwd=tmp_path)
+    alone = json.loads((tmp_path / "alone" / "report.json").read_text(encoding="utf-8"))
+    assert alone["conditions"] == [] and alone["arena"][column]["players"] == players
