@@ -57,7 +57,7 @@ from ..log.format import (
 from ..log.recording import storable_event, unrecordable
 from ..score.table import SeatReply, SeatRequest, Table
 from . import config, disk, resume
-from .plan import estimate_cell
+from .plan import estimate_cell, melee_line
 from .progress import interval_asked
 from .shell import Shell
 
@@ -197,6 +197,14 @@ class EconArena(evals.Eval):
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
         progress = shell.plan(estimate, builtin_calls)
+        if self.schedule is not None:  # a melee: the schedule's size and each player's calls, before any call
+            per_player = dict.fromkeys(self.player_names, 0)
+            for s in to_play:
+                for seat, p in enumerate(self._seating(s.index), start=1):
+                    per_player[self.roster[p][0]] += sum(not self._kept_call(s.index, run, seat)
+                                                         for run in range(self.cell.runs))
+            shell.say(f"econarena: plan: {self.name}: "
+                      + melee_line(per_player, len(self.schedule.tables), self.cell.seats, estimate))
         self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})
         if self._waves is not None:
             shell.batch_plan(estimate, self._waves)

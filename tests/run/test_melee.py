@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -24,10 +25,12 @@ PER_PLAYER = 3
 TABLES = table_count(len(ROSTER), 5, PER_PLAYER)  # 5 tables of 5 seats
 
 
-def play(tmp_path: Path, name: str, roster=ROSTER, *extra: str, params: str = "") -> Path:
+def play(tmp_path: Path, name: str, roster=ROSTER, *extra: str, params: str = "", plan: Optional[list] = None) -> Path:
     log = tmp_path / f"{name}.jsonl"
-    run_cli([cli("oaieval"), ",".join(roster), "econarena.beauty_L_melee", "--record_path", str(log),
-             "--extra_eval_params", f"tables_per_player={PER_PLAYER}{params}", *extra], base_env(), cwd=tmp_path)
+    proc = run_cli([cli("oaieval"), ",".join(roster), "econarena.beauty_L_melee", "--record_path", str(log),
+                    "--extra_eval_params", f"tables_per_player={PER_PLAYER}{params}", *extra], base_env(), cwd=tmp_path)
+    if plan is not None:  # the run's plan lines
+        plan += [x for x in proc.stderr.splitlines() if "econarena: plan:" in x]
     return log
 
 
@@ -36,7 +39,11 @@ def rows(log: Path) -> list[dict]:
 
 
 def test_a_melee_seats_the_whole_roster_and_evaluates_every_seat(tmp_path):
-    log = play(tmp_path, "melee")
+    plan: list[str] = []
+    log = play(tmp_path, "melee", plan=plan)
+    # before the first call: the schedule's size and each player's calls (4 players at 4 tables, 3 at 3)
+    assert f"melee of 7 players at {TABLES} tables of 5 seats; seat calls to send: 40 for 4 players; 30 for " \
+        in "\n".join(plan)
     assert filing_problems(log) == []
     events = rows(log)
     sessions = [e["data"] for e in events if e.get("type") == SESSION_EVENT]
