@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from conftest import base_env, cli  # noqa: E402
-
 from econarena_evals.core.schedule import table_count  # noqa: E402
 from econarena_evals.log.evallog import read_log  # noqa: E402
+
+from conftest import base_env, cli  # noqa: E402
 from openai_server import OpenAIServer, RateLimiter  # noqa: E402
 from policies import scripted  # noqa: E402
 
