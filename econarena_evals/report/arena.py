@@ -47,11 +47,24 @@ def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
             metrics = {m: final.get(metric_key(m, r.player, players)) for m in METRICS} if r.player in players else {}
             entries.append({"player": r.player, "rating": r.rating, "interval": [r.low, r.high], "rank": r.rank,
                             "rank_interval": [r.rank_low, r.rank_high], "tables": r.tables, "runs": r.runs, **metrics})
+        rated = {e["player"] for e in entries}
         out[c.column] = {
             "cell": c.condition.cell, "log": str(c.log.path), "tables": len(tables), "players": entries,
+            # players of the roster with no finished table (their endpoint down, say): not rated
+            "unrated": [p for p in players if p not in rated],
+            "errored_tables": sum(1 for s in c.log.sessions if s.get("errored")),
             "head_to_head": [{"a": a, "b": b, "runs": n, "a_earned_more": wa, "b_earned_more": wb}
                              for (a, b), (n, wa, wb) in sorted(head_to_head(tables).items())]}
     return out
+
+
+def _tables_text(entry: Mapping[str, Any]) -> str:
+    text = f"{entry['tables']} tables finished."
+    if entry.get("errored_tables"):
+        text += f" {entry['errored_tables']} errored and are left out."
+    if entry.get("unrated"):
+        text += " Not rated (no finished table): " + ", ".join(entry["unrated"]) + "."
+    return text
 
 
 def _num(x: Optional[float], digits: int = 3) -> str:
@@ -92,7 +105,7 @@ def markdown(arena: Mapping[str, Any]) -> str:
     md = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     lines = ["", "## Arena: melee tournaments", "", LEGEND, ""]
     for column, entry in arena.items():
-        lines += [f"### {md(column)}", "", f"{entry['tables']} tables.", "",
+        lines += [f"### {md(column)}", "", _tables_text(entry), "",
                   "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(md(x) for x in row) + " |" for row in _rows(entry)]
         matrix = _matrix(entry)
@@ -116,7 +129,7 @@ def html_section(arena: Mapping[str, Any]) -> str:
     parts = ['<section class="part" id="arena"><h2 id="arena-ratings">Arena: melee tournaments</h2>',
              f"<p>{esc(LEGEND)}</p>"]
     for column, entry in arena.items():
-        parts.append(f"<h3>{esc(column)}</h3><p>{entry['tables']} tables.</p><table><thead><tr>"
+        parts.append(f"<h3>{esc(column)}</h3><p>{esc(_tables_text(entry))}</p><table><thead><tr>"
                      + "".join(f"<th>{esc(h)}</th>" for h in HEAD) + "</tr></thead><tbody>")
         parts += ["<tr>" + "".join(f"<td>{esc(x)}</td>" for x in row) + "</tr>" for row in _rows(entry)]
         parts.append("</tbody></table>")

@@ -354,8 +354,10 @@ class EconArena(evals.Eval):
             if failed:
                 seat, exc = failed[0]
                 if state.error is None:
-                    # runs counted from 1, as seats are, wherever a person reads them
-                    state.error = f"run {run + 1} seat {seat}: {described(exc)}"
+                    # runs counted from 1, as seats are, wherever a person reads them; a melee's
+                    # tables seat many players: the one whose call failed is named
+                    who = f" ({table.seat_names[seat - 1]})" if self.schedule is not None else ""
+                    state.error = f"run {run + 1} seat {seat}{who}: {described(exc)}"
                 continue
             evals.record.record_event(RUN_EVENT, table.take(run, answers))
 

@@ -15,7 +15,7 @@ from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.log.format import RESUMED_FROM, RUN_EVENT, SEAT_TAG, SESSION_EVENT, metric_key
 
-from conftest import base_env, cli, run_cli
+from conftest import ERRORED, base_env, cli, dead_endpoint, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -101,3 +101,26 @@ def test_the_inspect_front_end_lists_no_melee_cell():
 
     listed = cells()
     assert "beauty_L" in listed and not any(c.endswith("_melee") for c in listed)
+
+
+def test_a_player_whose_endpoint_is_down_errors_its_own_tables_and_the_rest_go_on(tmp_path):
+    roster = ROSTER + ["econarena/chat:gpt-4"]  # 8 players, 4 tables each: 7 tables, 4 of them with the dead one
+    log = tmp_path / "dead.jsonl"
+    proc = run_cli([cli("oaieval"), ",".join(roster), "econarena.beauty_L_melee", "--record_path", str(log),
+                    "--extra_eval_params", "tables_per_player=4,max_attempts=1"], dead_endpoint(base_env()),
+                   cwd=tmp_path, returncode=ERRORED)
+    sessions = [e["data"] for e in rows(log) if e.get("type") == SESSION_EVENT]
+    runs = [e["data"] for e in rows(log) if e.get("type") == RUN_EVENT]
+    seated = {(r["session"], s["player"]) for r in runs for s in r["seats"]}
+    errored = [s for s in sessions if s["errored"]]
+    assert errored and all("(econarena/chat:gpt-4)" in s["error"] for s in errored)  # named
+    finished = [s["session"] for s in sessions if not s["errored"]]
+    assert finished and not any((t, "econarena/chat:gpt-4") in seated for t in finished)
+    assert "econarena/chat:gpt-4" in proc.stderr
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(log), "--out", str(out)], base_env(), cwd=tmp_path)
+    (entry,) = json.loads((out / "report.json").read_text(encoding="utf-8"))["arena"].values()
+    at_finished = {p for t, p in seated if t in finished}
+    assert entry["unrated"] == [p for p in roster if p not in at_finished] and "econarena/chat:gpt-4" in entry["unrated"]
+    assert entry["errored_tables"] == len(errored)
+    assert entry["tables"] == len(finished) and {p["player"] for p in entry["players"]} <= set(ROSTER)
