@@ -46,7 +46,7 @@ def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
         for r in rate(tables, "arena", c.column):
             metrics = {m: final.get(metric_key(m, r.player, players)) for m in METRICS} if r.player in players else {}
             entries.append({"player": r.player, "rating": r.rating, "interval": [r.low, r.high], "rank": r.rank,
-                            "rank_interval": [r.rank_low, r.rank_high], "tables": r.tables, "runs": r.runs, **metrics})
+                            "rank_interval": [r.rank_low, r.rank_high], "mean_rank": r.mean_rank, "tables": r.tables, "runs": r.runs, **metrics})
         rated = {e["player"] for e in entries}
         out[c.column] = {
             "cell": c.condition.cell, "log": str(c.log.path), "tables": len(tables), "players": entries,

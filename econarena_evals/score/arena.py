@@ -81,6 +81,7 @@ class Rated:
     rank: int  # 1 + the players rated strictly higher
     rank_low: int  # the rank interval: best and worst rank in 95 % of the resamples
     rank_high: int
+    mean_rank: float  # its mean rank over the resamples
     tables: int  # tables it sat at
     runs: int  # runs it played (a seat of a run; two seats of one run count once)
 
@@ -175,7 +176,8 @@ def rate(tables: Sequence[TableRuns], *what: object, resamples: int = ARENA_RESA
     np.add.at(counts, (draws, np.arange(resamples)[:, None]), 1.0)
     fitted = _fit(events, counts, start=point)  # (players, resamples)
     boot = np.sort(fitted, axis=1)
-    ranks = np.sort(competition_ranks(fitted.T), axis=0)  # (resamples, players)
+    ranked = competition_ranks(fitted.T)  # (resamples, players)
+    ranks = np.sort(ranked, axis=0)
     low, high = int(0.025 * resamples), int(0.975 * resamples) - 1
     point_ranks = competition_ranks(point[None, :])[0]
     sat = {p: set() for p in players}
@@ -186,7 +188,8 @@ def rate(tables: Sequence[TableRuns], *what: object, resamples: int = ARENA_RESA
                 sat[p].add(t)
                 played[p] += 1
     out = [Rated(p, float(point[i]), float(boot[i, low]), float(boot[i, high]), int(point_ranks[i]),
-                 int(ranks[low, i]), int(ranks[high, i]), len(sat[p]), played[p]) for i, p in enumerate(players)]
+                 int(ranks[low, i]), int(ranks[high, i]), float(ranked[:, i].mean()), len(sat[p]), played[p])
+           for i, p in enumerate(players)]
     return sorted(out, key=lambda r: (-r.rating, r.player))
 
 
