@@ -146,3 +146,14 @@ def html_section(arena: Mapping[str, Any]) -> str:
             parts.append("<p>Head to head: in report.json (<code>arena</code>, <code>head_to_head</code>).</p>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def text(arena: Mapping[str, Any]) -> str:
+    """``econarena-summary``'s arena block: each melee column's players, best first, as plain columns."""
+    out = []
+    for column, entry in arena.items():
+        rows = [HEAD] + _rows(entry)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+        out += ["", f"arena {column}: {_tables_text(entry)}"]
+        out += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(out + ([LEGEND] if out else []))

@@ -27,6 +27,8 @@ from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
+from .arena import section as arena_section
+from .arena import text as arena_text
 from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
@@ -286,6 +288,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     if columns_legend(chosen):
         print(columns_legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))
+    melee = arena_text(arena_section(chosen))  # a melee's roster rated: docs/arena.md
+    if melee:
+        print(melee)
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     for c, h in problems:

@@ -41,6 +41,11 @@ def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_colum
     assert "## Arena: melee tournaments" in md and "Head to head" in md
     page = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="arena"' in page and all(p in page for p in ROSTER)
+    # econarena-summary rates the roster too, best first, as report.json does
+    summary = run_cli([cli("econarena-summary"), str(melee), str(selfplay)], base_env(), cwd=tmp_path).stdout
+    block = summary[summary.index("arena auction_L_melee"):].splitlines()
+    assert [line.split()[1] for line in block[2:2 + len(ROSTER)]] == [p["player"] for p in players]
+    assert "\narena " not in run_cli([cli("econarena-summary"), str(selfplay)], base_env(), cwd=tmp_path).stdout
     # a melee log alone is a report: the arena section, exit 0
     run_cli([cli("econarena-report"), str(melee), "--out", str(tmp_path / "alone")], base_env(), cwd=tmp_path)
     alone = json.loads((tmp_path / "alone" / "report.json").read_text(encoding="utf-8"))
