@@ -22,7 +22,7 @@ from ..core.seeds import call_rng
 from ..games import players as rules
 
 __all__ = ["PlayerResult", "call_rng", "BuiltinPlayer", "NashPlayer", "RandomPlayer", "LevelKPlayer",
-           "CognitiveHierarchyPlayer", "ShadingBidder", "OverbiddingBidder", "HumanPlayer"]
+           "CognitiveHierarchyPlayer", "ShadingBidder", "OverbiddingBidder", "NoisyBidder", "HumanPlayer"]
 
 
 class PlayerResult(CompletionResult):
@@ -65,6 +65,10 @@ class ShadingBidder(BuiltinPlayer, rules.ShadingBidder):
 
 class OverbiddingBidder(ShadingBidder, rules.OverbiddingBidder):
     __doc__ = rules.OverbiddingBidder.__doc__
+
+
+class NoisyBidder(ShadingBidder, rules.NoisyBidder):
+    __doc__ = rules.NoisyBidder.__doc__
 
 
 class HumanPlayer(BuiltinPlayer, rules.HumanPlayer):

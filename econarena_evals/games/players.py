@@ -125,6 +125,25 @@ class OverbiddingBidder(ShadingBidder):
         super().__init__(registry, share=share, **options)
 
 
+class NoisyBidder(ShadingBidder):
+    """Bids its value times 1 + noise, the noise drawn for each bid from a normal of sd ``noise``
+    (default 0.1): truthful bidding blurred by a known amount, so that in the second-price auction,
+    where the truthful bid is dominant, its expected payoff falls as ``noise`` grows (the arena's
+    planted order, docs/arena.md). Where there is no bid (beauty contest) it plays like level 1."""
+
+    name = "econarena/noisy"
+    understanding = "I bid about what the item is worth to me."
+
+    def __init__(self, registry: Optional[Any] = None, noise: Any = 0.1, **options: Any) -> None:
+        super().__init__(registry, share=1.0, **options)
+        self.noise = float(noise)
+        if not 0 <= self.noise <= 10:
+            raise ValueError(f"econarena/noisy needs 0 <= noise <= 10, got {noise!r}")
+
+    def play(self, game: Game, facts: PromptFacts, rng: random.Random) -> tuple[float, str]:
+        return game.PLAYERS["shade"](facts, rng, max(0.0, 1 + rng.gauss(0, self.noise)))
+
+
 class HumanPlayer(BuiltinPlayer):
     """Calibrated to laboratory people: Nagel (1995) in the beauty contest, overbidding in the
     second-price auction, bids between the equilibrium and the value in the first-price auction.
@@ -139,4 +158,4 @@ class HumanPlayer(BuiltinPlayer):
 
 # The classes the registry's completion fns name (registry/completion_fns/econarena.yaml), by class name.
 CLASSES = {cls.__name__: cls for cls in (NashPlayer, RandomPlayer, LevelKPlayer, CognitiveHierarchyPlayer,
-                                         ShadingBidder, OverbiddingBidder, HumanPlayer)}
+                                         ShadingBidder, OverbiddingBidder, NoisyBidder, HumanPlayer)}

@@ -35,10 +35,17 @@ def _entries(root: Path) -> dict[str, Any]:
 
 
 def cells(root: Optional[Path] = None) -> list[str]:
-    """Every cell of the registry (``econarena.<cell>``, an alias of its dev split), in its order."""
+    """Every cell of the registry (``econarena.<cell>``, an alias of its dev split), in its order; not
+    the melee cells, whose roster of many models is an ``oaieval`` run's (docs/arena.md)."""
     entries = _entries(root or registry_root())
     return [name[len(PREFIX):] for name, entry in entries.items()
-            if name.startswith(PREFIX) and name.count(".") == 1 and isinstance(entry, dict) and "id" in entry]
+            if name.startswith(PREFIX) and name.count(".") == 1 and isinstance(entry, dict) and "id" in entry
+            and not _melee(entries.get(entry["id"]))]
+
+
+def _melee(entry: Any) -> bool:
+    args = entry.get("args") if isinstance(entry, dict) else None
+    return isinstance(args, dict) and bool(args.get("melee"))
 
 
 def eval_seed(seed: Any = None) -> Any:

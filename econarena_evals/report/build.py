@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence
 
 from ..core.references import load_references
 from ..score.paired import format_comparison
+from . import arena
 from . import html as report_html
 from .analysis import ALL_PAIRS_UP_TO
 from .compute import DEFAULT_REFERENCES, CellFigures, compute, json_safe
@@ -61,9 +62,11 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
             drawn.append((f.first_run, workers.submit(
                 draw_first_run, f.cell, f.game.NAME, f.shares, out / f.first_run, f.human, f.run_refs, f.note)))
 
-    computed = compute(chosen, notes, references, transcripts, prices, pairs, compare, progress, on_figures=draw,
-                       workers=workers)
+    # a melee's players are rated in the arena section, apart from the self-play columns
+    computed = compute([c for c in chosen if not arena.is_melee(c)], notes, references, transcripts, prices, pairs,
+                       compare, progress, on_figures=draw, workers=workers)
     result = computed.result
+    result["arena"] = arena.section(chosen)
     folder = inputs_folder(paths)  # the inputs are named by their path under it
     if folder is not None:
         result["inputs_folder"] = str(folder)
@@ -73,7 +76,8 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         result["plots"][name] = pending.get()
         if progress is not None:
             progress.step()
-    (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs), encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs)
+                                   + arena.markdown(result["arena"]), encoding="utf-8")
     (out / "report.json").write_text(json.dumps(json_safe(result), indent=2, allow_nan=False), encoding="utf-8")
     report_html.write(json_safe(result), out, computed.browser, transcripts)
     return result
@@ -174,7 +178,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"opened {page.resolve()} in the browser")
         else:
             print(f"no browser to open it here; open this file: {page.resolve()}")
-    return 0 if result["conditions"] else 1
+    return 0 if result["conditions"] or result.get("arena") else 1  # a melee alone is a report too
 
 
 def _transcripts(text: str) -> Optional[int]:

@@ -56,6 +56,7 @@ from .analysis import (
     player_items,
     players_of,
 )
+from .arena import html_section as arena_html
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import RANK_HEAD, cell_text, cells_text, rank_text
 from .selection import Chosen
@@ -551,6 +552,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     body.append(diagnostics_html(result.get("diagnostics") or {}, columns, players))
     body.append(comparisons_html(result.get("comparisons") or [], columns, players))
     body.append('</section><section class="part">' + rule_break_html(result, rb, columns) + "</section>")
+    body.append(arena_html(result.get("arena") or {}))
     limit_text = "every session" if limit is None else f"the first {limit} session(s) of each log"
     body.append('<section class="part" id="sessions"><h2 id="browser">Sessions</h2>'
                 "<p>Pick a column, a player and a session: one row per run, one "

@@ -25,10 +25,13 @@ from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, rescore_events
 from ..log.format import metric_key
 from ..log.inspect_log import FRONT_END
+from ..run.config import melee_tables
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
+from .arena import section as arena_section
+from .arena import text as arena_text
 from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
@@ -106,11 +109,15 @@ def figures(log: EvalLog) -> dict[str, Any]:
 
 
 def expected_sessions(log: EvalLog) -> Optional[int]:
-    """How many sessions the run was asked for: --max_samples, else the samples file's lines."""
+    """How many sessions the run was asked for: --max_samples, else the samples file's lines (a
+    melee: its schedule's tables)."""
     run_config = log.spec.get("run_config") or {}
     if run_config.get("max_samples"):
         return int(run_config["max_samples"])
     eval_spec = run_config.get("eval_spec") or {}
+    tables = melee_tables(eval_spec.get("args") or {}, len(log.players))
+    if tables is not None:
+        return tables
     samples = (eval_spec.get("args") or {}).get("samples_jsonl")
     registry = eval_spec.get("registry_path")
     if not samples or not registry:
@@ -299,6 +306,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
     if columns_legend(chosen):
         print(columns_legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))
+    melee = arena_text(arena_section(chosen))  # a melee's roster rated: docs/arena.md
+    if melee:
+        print(melee)
     problems = [(c, holes(c)) for c in chosen]
     problems = [(c, h) for c, h in problems if h]
     conflicts = [n for n in notes if n.get(CONFLICT)]

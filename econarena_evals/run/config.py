@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..calls.policy import CallPolicy
+from ..core.schedule import table_count
 from ..core.sessions import CellConfig
 from ..games import cell, check_cell, param_fields
 
@@ -48,8 +49,38 @@ CellArgs = dataclasses.make_dataclass(
 
 _GAME_PARAMS = frozenset(f.name for f in param_fields())
 GROUPS = {"cell": CellArgs, "sampling": Sampling, "policy": CallPolicy}
-OTHER_ARGS = {"opponents": None, "resume_from": None}  # seating; and where to resume from (not a condition)
+# seating (the cell's opponents; a melee: the roster's tournament and each player's tables in it), and
+# where to resume from (not a condition)
+OTHER_ARGS = {"opponents": None, "melee": None, "tables_per_player": None, "resume_from": None}
+TABLES_PER_PLAYER = 20  # a melee's tables per player when the cell does not say
+
+
+def melee_args(args: Mapping[str, Any]) -> Optional[int]:
+    """A melee's tables per player, or None for a cell that is no melee; a bad value refused."""
+    melee = _value("melee", args["melee"], "bool") if args.get("melee") is not None else False
+    given = args.get("tables_per_player")
+    if not melee:
+        if given is not None:
+            raise ValueError("eval arg tables_per_player is a melee's: give it to a *_melee cell (melee: true)")
+        return None
+    tables = _value("tables_per_player", TABLES_PER_PLAYER if given is None else given, "int")
+    if tables < 1:
+        raise ValueError(f"eval arg tables_per_player must be >= 1, got {given!r}")
+    return tables
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
+
+
+def melee_tables(args: Mapping[str, Any], players: int) -> Optional[int]:
+    """The tables a melee of ``players`` plays with these eval args (a log's spec); None for a cell
+    that is no melee, or args the eval would refuse."""
+    try:
+        per_player = melee_args(args)
+        if per_player is None or players < 2:
+            return None
+        return table_count(players, build("cell", {k: v for k, v in args.items() if k in names("cell")}).seats,
+                           per_player)
+    except (TypeError, ValueError):
+        return None
 
 
 def names(group: str) -> frozenset[str]:

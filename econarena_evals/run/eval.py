@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 import evals
@@ -27,6 +27,7 @@ from ..calls.state import CALL_STATE
 from ..core.answers import what_scores
 from ..core.closest import with_closest
 from ..core.prompts import prompt_text
+from ..core.schedule import Schedule, schedule
 from ..core.sessions import Session, seat_players
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
@@ -56,7 +57,7 @@ from ..log.format import (
 from ..log.recording import storable_event, unrecordable
 from ..score.table import SeatReply, SeatRequest, Table
 from . import config, disk, resume
-from .plan import estimate_cell
+from .plan import estimate_cell, melee_line
 from .progress import interval_asked
 from .shell import Shell
 
@@ -118,8 +119,17 @@ class EconArena(evals.Eval):
         opponents, resume_from = ours.get("opponents"), ours.get("resume_from")
         # Opponent cells fix the other seats in YAML: completion fn names, made in run().
         self.opponent_names = [str(n) for n in (opponents or [])]
+        # a melee: the completion fns are the roster, seated at tables by the schedule (core/schedule)
+        self.tables_per_player = config.melee_args(ours)
+        self.schedule: Optional[Schedule] = None  # made in run(), from the roster and the eval's seed
         players = len(self.completion_fns) + len(self.opponent_names)
-        if players > self.cell.seats:
+        if self.tables_per_player is not None:
+            if self.opponent_names:
+                raise ValueError("a melee cell takes no opponents: its roster is the completion fns")
+            if len(self.completion_fns) < 2:
+                raise ValueError(f"a melee needs a roster of at least 2 completion fns, got {len(self.completion_fns)}"
+                                 " (oaieval P1,P2,... econarena.<cell>_melee)")
+        elif players > self.cell.seats:
             # seat_players would leave the extra players out without a word
             raise ValueError(
                 f"{len(self.completion_fns)} completion fn(s)"
@@ -154,6 +164,8 @@ class EconArena(evals.Eval):
         # and eval_sample gets the parsed Session instead of reading the line again.
         try:
             sessions = [session_from_sample(sample, self.cell) for sample in self.get_samples()]
+            if self.tables_per_player is not None:  # one sample is one table of the tournament
+                sessions = self._tables(sessions)
             if self.resume_from:  # refused here, before any call, if the log is another condition
                 resumption = resume.resumption(self.resume_from, resume.spec_of(recorder.run_spec), self.cell.runs,
                                    self.player_names, own_log=log_path_of(recorder))
@@ -175,7 +187,7 @@ class EconArena(evals.Eval):
         sending = not all(builtin)  # a run of built-in players alone: the plan counts their calls
 
         def sends(session: int, seat: int) -> bool:
-            return not sending or not builtin[seat_players(len(self.roster), self.cell.seats, session)[seat - 1]]
+            return not sending or not builtin[self._seating(session)[seat - 1]]
 
         estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
                                  reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call,
@@ -185,6 +197,14 @@ class EconArena(evals.Eval):
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
         progress = shell.plan(estimate, builtin_calls)
+        if self.schedule is not None:  # a melee: the schedule's size and each player's calls, before any call
+            per_player = dict.fromkeys(self.player_names, 0)
+            for s in to_play:
+                for seat, p in enumerate(self._seating(s.index), start=1):
+                    per_player[self.roster[p][0]] += sum(not self._kept_call(s.index, run, seat)
+                                                         for run in range(self.cell.runs))
+            shell.say(f"econarena: plan: {self.name}: "
+                      + melee_line(per_player, len(self.schedule.tables), self.cell.seats, estimate))
         self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})
         if self._waves is not None:
             shell.batch_plan(estimate, self._waves)
@@ -210,6 +230,23 @@ class EconArena(evals.Eval):
 
         return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
                      self.shell.say, adopted=adopted)
+
+    def _tables(self, sessions: Sequence[Session]) -> list[Session]:
+        """A melee's tables as the samples evals hands out: table ``k`` plays the ``k``-th session of
+        the samples file (cycled) with the schedule's seating; its index is the table's, in the log too.
+        The schedule seats the roster by name, so the order the command line lists it in changes nothing."""
+        if not sessions:
+            raise ValueError("a melee needs at least one session in its samples file")
+        drawn = schedule(len(self.roster), self.cell.seats, self.tables_per_player, self.seed)
+        by_name = sorted(range(len(self.roster)), key=lambda i: self.roster[i][0])
+        self.schedule = replace(drawn, tables=tuple(tuple(by_name[p] for p in t) for t in drawn.tables))
+        return [Session(k, sessions[k % len(sessions)].drawn) for k in range(len(self.schedule.tables))]
+
+    def _seating(self, session: int) -> Sequence[int]:
+        """Which roster entry sits in each seat of a session (a melee: of a table)."""
+        if self.schedule is not None:
+            return self.schedule.tables[session]
+        return seat_players(len(self.roster), self.cell.seats, session)
 
     def _kept_call(self, session: int, run: int, seat: int) -> bool:
         """True if the log resumed from answers this seat call (a kept run, or a reusable reply)."""
@@ -246,7 +283,7 @@ class EconArena(evals.Eval):
             return done.result
         if self._waves is not None:
             self._waves.enter()
-        seating = seat_players(len(self.roster), self.cell.seats, session.index)
+        seating = self._seating(session.index)
         table = Table(self.cell_name, self.cell, session, [self.roster[p][0] for p in seating], self.seed)
         state = _SessionState(table=table, seat_fns=[self.roster[p][1] for p in seating])
         part = self.resumed_runs.get(session.index)
@@ -317,8 +354,10 @@ class EconArena(evals.Eval):
             if failed:
                 seat, exc = failed[0]
                 if state.error is None:
-                    # runs counted from 1, as seats are, wherever a person reads them
-                    state.error = f"run {run + 1} seat {seat}: {described(exc)}"
+                    # runs counted from 1, as seats are, wherever a person reads them; a melee's
+                    # tables seat many players: the one whose call failed is named
+                    who = f" ({table.seat_names[seat - 1]})" if self.schedule is not None else ""
+                    state.error = f"run {run + 1} seat {seat}{who}: {described(exc)}"
                 continue
             evals.record.record_event(RUN_EVENT, table.take(run, answers))
 

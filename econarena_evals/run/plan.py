@@ -21,7 +21,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import yaml
 
@@ -131,6 +131,24 @@ class Estimate:
         if per < TYPICAL_REPLY_TOKENS:
             return f"{per} a reply: max_tokens, under a typical reply's ~{TYPICAL_REPLY_TOKENS}"
         return f"~{TYPICAL_REPLY_TOKENS} a reply, typical of a model that explains its answer"
+
+
+def melee_line(per_player: Mapping[str, int], tables: int, seats: int, estimate: Estimate) -> str:
+    """A melee's plan: the schedule's size and each player's seat calls to send (players that send the
+    same number said once), and what a call carries; the cost at given prices is ``econarena-plan``'s."""
+    groups: dict[int, list[str]] = {}
+    for player, calls in per_player.items():
+        groups.setdefault(calls, []).append(player)
+    parts = []
+    for calls, players in sorted(groups.items(), reverse=True):
+        who = ", ".join(players) if len(players) <= 3 else f"{len(players)} players"
+        parts.append(f"{calls:,} for {who}")
+    per_call = ""
+    if estimate.calls:
+        per_call = (f"; a call ~{estimate.prompt_tokens // estimate.calls:,} prompt tokens and "
+                    f"~{estimate.completion_expected // estimate.calls:,} completion tokens")
+    return (f"melee of {len(per_player)} players at {tables} tables of {seats} seats; seat calls to send: "
+            + "; ".join(parts) + per_call)
 
 
 def typical_reply(max_tokens: int) -> int:

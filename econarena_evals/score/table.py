@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..core.answers import parse_choice
 from ..core.outcome import RunOutcome
+from ..core.prompts import prompt_text
 from ..core.seeds import call_seed
 from ..core.sessions import CellConfig, Session, history_window, waves
 from ..games import get as get_game
@@ -122,3 +123,12 @@ class Table:
         max_tokens than about the player's rationality."""
         return sum(1 for run, o in self.outcomes.items() for s in o.seats
                    if s.player == player and self.finish.get((run, s.seat)) == "length")
+
+
+def play_in_process(table: Table, players: Mapping[str, Any]) -> None:
+    """Drive ``table`` to its end with players that answer in this process: ``players[name].reply(text,
+    seed)`` gives the reply to a prompt's text (the built-in players of ``games.players``)."""
+    while requests := table.wave():
+        replies = {r.key: SeatReply(players[r.player].reply(prompt_text(r.prompt), r.seed)) for r in requests}
+        for run in sorted({r.run for r in requests}):
+            table.take(run, [replies[(run, seat)] for seat in range(1, table.cell.seats + 1)])

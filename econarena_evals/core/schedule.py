@@ -1,0 +1,266 @@
+"""The schedule of a tournament (a melee): which players sit at which table, in which seat.
+
+``schedule(players, seats, tables_per_player, seed)`` draws ``table_count`` tables of ``seats``
+seats from a roster of ``players`` (indices 0 .. players - 1), fixed by the seed, balanced three ways:
+
+- **tables**: each player takes as many seats as any other, within one (every table seats
+  ``seats`` players, so ``players × tables_per_player`` seats are shared out as evenly as they go);
+- **seat positions**: each player sits in each seat position as often as in any other, within one
+  (no player keeps the lowest seat's tie-break, or the first seat of every prompt);
+- **pairs**: each pair of players meets (sits at one table) within one of the mean number of
+  meetings, where the number of tables allows it; a roster no larger than a table meets in full at
+  every table.
+
+How: the tables are filled one by one with the players that have sat least (ties broken by fewest
+meetings with those already seated, then by the seed's draw), which keeps the first balance; a
+seeded local search then swaps players between tables (which keeps it) while that brings the pair
+meetings closer to their mean; last, each table's seats are given out so that each player's seat
+positions even out, and any player still two apart in two positions is mended by swapping seats
+along a chain of tables (de Werra's equitable colouring: it always exists). Pure Python, no I/O:
+the same arguments give the same schedule on every machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """``tables[t][s]``: the player (roster index) in seat ``s + 1`` of table ``t``."""
+
+    players: int
+    seats: int
+    tables: tuple[tuple[int, ...], ...]
+
+    def seat_counts(self) -> list[int]:
+        """Seats each player takes over the whole schedule."""
+        out = [0] * self.players
+        for table in self.tables:
+            for p in table:
+                out[p] += 1
+        return out
+
+    def table_counts(self) -> list[int]:
+        """Tables each player sits at (once however many seats it takes there)."""
+        out = [0] * self.players
+        for table in self.tables:
+            for p in set(table):
+                out[p] += 1
+        return out
+
+    def position_counts(self) -> list[list[int]]:
+        """``[player][seat - 1]``: how often each player sits in each seat position."""
+        out = [[0] * self.seats for _ in range(self.players)]
+        for table in self.tables:
+            for s, p in enumerate(table):
+                out[p][s] += 1
+        return out
+
+    def pair_counts(self) -> dict[tuple[int, int], int]:
+        """``(a, b)`` with a < b -> the tables at which both sat, for every pair of the roster."""
+        out = {(a, b): 0 for a in range(self.players) for b in range(a + 1, self.players)}
+        for table in self.tables:
+            members = sorted(set(table))
+            for i, a in enumerate(members):
+                for b in members[i + 1:]:
+                    out[(a, b)] += 1
+        return out
+
+
+def table_count(players: int, seats: int, tables_per_player: int) -> int:
+    """The tables a tournament needs so that each player sits at ``tables_per_player`` of them: a
+    roster larger than a table shares the seats out; a smaller one sits at every table."""
+    _check(players, seats, tables_per_player)
+    return math.ceil(players * tables_per_player / min(players, seats))
+
+
+def _check(players: int, seats: int, tables_per_player: int) -> None:
+    if players < 2:
+        raise ValueError(f"a tournament needs at least 2 players, got {players}")
+    if seats < 2:
+        raise ValueError(f"a table needs at least 2 seats, got {seats}")
+    if tables_per_player < 1:
+        raise ValueError(f"tables_per_player must be >= 1, got {tables_per_player}")
+
+
+def _rng(seed: Any, players: int, seats: int, tables_per_player: int) -> random.Random:
+    text = f"econarena-schedule:{seed}:{players}:{seats}:{tables_per_player}".encode("utf-8", "backslashreplace")
+    return random.Random(int.from_bytes(hashlib.sha256(text).digest()[:8], "big"))
+
+
+def schedule(players: int, seats: int, tables_per_player: int, seed: Any) -> Schedule:
+    """The balanced schedule of ``table_count(players, seats, tables_per_player)`` tables."""
+    n_tables = table_count(players, seats, tables_per_player)
+    rng = _rng(seed, players, seats, tables_per_player)
+    members = _members(players, seats, n_tables, rng)
+    if players > seats:
+        _even_pairs(members, players, rng)
+    return Schedule(players, seats, tuple(tuple(t) for t in _positions(members, players, seats, rng)))
+
+
+def _members(players: int, seats: int, n_tables: int, rng: random.Random) -> list[list[int]]:
+    """Who sits at each table (in no seat order yet): every player ``seats // players`` times, and the
+    remaining seats to the players that have had fewest of them."""
+    base, extra = divmod(seats, players)
+    count = [0] * players  # extra seats taken so far
+    meet = [[0] * players for _ in range(players)]
+    tables = []
+    for _ in range(n_tables):
+        chosen: list[int] = []
+        for _ in range(extra):
+            free = [p for p in range(players) if p not in chosen]
+            low = min(count[p] for p in free)
+            free = [p for p in free if count[p] == low]
+            best = min(sum(meet[p][q] for q in chosen) for p in free)
+            pick = rng.choice([p for p in free if sum(meet[p][q] for q in chosen) == best])
+            chosen.append(pick)
+        for p in chosen:
+            count[p] += 1
+            for q in chosen:
+                if q != p:
+                    meet[p][q] += 1
+        tables.append([p for p in range(players) for _ in range(base)] + chosen)
+    return tables
+
+
+def _even_pairs(tables: list[list[int]], players: int, rng: random.Random) -> None:
+    """Swap players between tables (each keeps its number of seats) while the sum of squared pair
+    meetings falls, or stays (a sideways step, half the time), until every pair is within one of the
+    mean or the search's budget is spent. Half the swaps are aimed: a pair that meets too often is
+    parted, one that meets too seldom brought together. Tables hold distinct players here."""
+    meet = [[0] * players for _ in range(players)]
+    at: list[set[int]] = [set() for _ in range(players)]  # the tables each player sits at
+    for t, members in enumerate(tables):
+        for a in members:
+            at[a].add(t)
+            for b in members:
+                if a != b:
+                    meet[a][b] += 1
+    seats = len(tables[0])
+    mean = len(tables) * seats * (seats - 1) / (players * (players - 1))
+    low, high = math.ceil(mean - 1 - 1e-9), math.floor(mean + 1 + 1e-9)
+    pairs = [(a, b) for a in range(players) for b in range(a + 1, players)]
+    bad: list[tuple[int, int]] = []
+    check_every = 4 * len(tables)
+    for step in range(200 * len(tables) * seats):
+        if step % check_every == 0:
+            bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
+            if not bad:
+                return
+        move = _aimed(tables, at, meet, rng.choice(bad), high, rng) if rng.random() < 0.5 else None
+        if move is None:
+            t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
+            a, b = rng.choice(tables[t1]), rng.choice(tables[t2])
+        else:
+            t1, a, t2, b = move
+        if t1 == t2 or t2 in at[a] or t1 in at[b]:
+            continue
+        # a leaves t1 for t2, b leaves t2 for t1: how each pair's meetings change (a player at both
+        # tables meets a and b either way), and what that does to the sum of their squares
+        change: dict[tuple[int, int], int] = {}
+        for x in tables[t1]:
+            if x != a:
+                change[(a, x)] = change.get((a, x), 0) - 1
+                change[(b, x)] = change.get((b, x), 0) + 1
+        for y in tables[t2]:
+            if y != b:
+                change[(b, y)] = change.get((b, y), 0) - 1
+                change[(a, y)] = change.get((a, y), 0) + 1
+        delta = 0
+        for (u, v), d in change.items():
+            if d:
+                m = meet[u][v]
+                delta += 2 * m * d + d * d
+        if delta > 0 or (delta == 0 and rng.random() < 0.5):
+            continue
+        for (u, v), d in change.items():
+            meet[u][v] += d
+            meet[v][u] += d
+        tables[t1][tables[t1].index(a)] = b
+        tables[t2][tables[t2].index(b)] = a
+        at[a].remove(t1)
+        at[a].add(t2)
+        at[b].remove(t2)
+        at[b].add(t1)
+
+
+def _aimed(tables: list[list[int]], at: list[set[int]], meet: list[list[int]], pair: tuple[int, int], high: int,
+           rng: random.Random) -> Optional[tuple[int, int, int, int]]:
+    """A swap (t1, a, t2, b) for a pair out of balance: one of a pair that meets too often leaves a
+    table of theirs; one of a pair that meets too seldom joins the other's table."""
+    u, v = pair if rng.random() < 0.5 else pair[::-1]
+    if meet[u][v] > high:
+        both = list(at[u] & at[v])
+        t1 = rng.choice(both)
+        t2 = rng.randrange(len(tables))
+        return t1, u, t2, rng.choice(tables[t2])
+    apart = list(at[v] - at[u])
+    if not apart or not at[u]:
+        return None
+    t1, t2 = rng.choice(list(at[u] - at[v]) or [-1]), rng.choice(apart)
+    if t1 < 0:
+        return None
+    b = rng.choice(tables[t2])
+    return (t1, u, t2, b) if b != v else None
+
+
+def _positions(tables: Sequence[Sequence[int]], players: int, seats: int, rng: random.Random) -> list[list[int]]:
+    """Each table's players given seats: each takes the free seat it has sat in least, then any player
+    two apart in two seat positions is mended along a chain of swaps."""
+    count = [[0] * seats for _ in range(players)]
+    out: list[list[int]] = []
+    for members in tables:
+        order = list(members)
+        rng.shuffle(order)
+        row = [-1] * seats
+        for p in order:
+            free = [s for s in range(seats) if row[s] < 0]
+            least = min(count[p][s] for s in free)
+            s = rng.choice([s for s in free if count[p][s] == least])
+            row[s] = p
+            count[p][s] += 1
+        out.append(row)
+    where: list[dict[int, list[int]]] = [{s: [] for s in range(seats)} for _ in range(players)]
+    for t, row in enumerate(out):
+        for s, p in enumerate(row):
+            where[p][s].append(t)
+    for _ in range(4 * players * seats + 16):
+        uneven = [p for p in range(players) if max(count[p]) - min(count[p]) >= 2]
+        if not uneven:
+            break
+        p = rng.choice(uneven)
+        a = max(range(seats), key=lambda s: count[p][s])
+        b = min(range(seats), key=lambda s: count[p][s])
+        _mend(out, count, where, p, a, b, rng)
+    return out
+
+
+def _mend(out: list[list[int]], count: list[list[int]], where: list[dict[int, list[int]]], p: int, a: int, b: int,
+          rng: random.Random) -> None:
+    """Move one of ``p``'s seats from position ``a`` to ``b`` by a chain of seat swaps: at a table
+    where p sits in ``a``, p and the player in ``b`` change seats; that player, now one more in ``a``,
+    goes on the same way if it is now two apart in ``a`` and ``b``. Each swap keeps every table full."""
+    used: set[int] = set()
+    for _ in range(len(out) + 1):
+        tables = [t for t in where[p][a] if t not in used and out[t][b] != p]
+        if not tables:
+            return
+        t = rng.choice(tables)
+        used.add(t)
+        q = out[t][b]
+        out[t][a], out[t][b] = q, p
+        where[p][a].remove(t)
+        where[p][b].append(t)
+        where[q][b].remove(t)
+        where[q][a].append(t)
+        count[p][a] -= 1
+        count[p][b] += 1
+        count[q][b] -= 1
+        count[q][a] += 1
+        if count[q][a] - count[q][b] <= 1:
+            return
+        p = q

@@ -1,0 +1,159 @@
+"""The report's arena section: the melee logs' players rated, kept apart from the self-play columns.
+
+For each melee log the report uses (its column: the cell and what differs from the registry's
+args), ``score.arena`` rates every player of the roster from the tables it finished: one entry per
+player with ``player``, ``rating``, its 95 % ``interval``, ``rank`` and ``rank_interval``, the tables
+and runs it played, and its metrics at the mixed tables (the log's final report); and the
+head-to-head counts of every pair that met. ``markdown`` and ``html`` render the same figures.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any, Mapping, Optional, Sequence
+
+from ..log.format import metric_key
+from ..run.conditions import spec_args
+from ..run.config import melee_args
+from ..score.arena import ARENA_RESAMPLES, head_to_head, rate, tables_of
+from ..score.metrics import METRICS
+from .selection import Chosen
+
+H2H_MAX_PLAYERS = 16  # a larger roster's head-to-head is in report.json only, not a table on the page
+LEGEND = (f"Plackett-Luce rating over each run's ranking by payoff (log strength, the roster's mean 0; "
+          f"exp(a - b): the odds that a earns more than b in a run they share), with a 95 % interval and a rank "
+          f"interval from {ARENA_RESAMPLES} resamples of the tables; metrics are the means over the tables each "
+          "player sat at (docs/arena.md).")
+
+
+def is_melee(c: Chosen) -> bool:
+    try:
+        return melee_args(spec_args(c.log.spec)) is not None
+    except ValueError:
+        return False
+
+
+def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
+    """{column: {cell, tables, players: [entry, ...] best first, head_to_head: [...]}} of every melee log."""
+    out: dict[str, Any] = {}
+    for c in chosen:
+        if not is_melee(c):
+            continue
+        done = {int(s["session"]) for s in c.log.sessions if not s.get("errored")}
+        tables = tables_of(r for r in c.log.runs if int(r["session"]) in done)
+        final: Mapping[str, Any] = c.log.final_report or {}
+        players = c.log.players
+        entries = []
+        for r in rate(tables, "arena", c.column):
+            metrics = {m: final.get(metric_key(m, r.player, players)) for m in METRICS} if r.player in players else {}
+            entries.append({"player": r.player, "rating": r.rating, "interval": [r.low, r.high], "rank": r.rank,
+                            "rank_interval": [r.rank_low, r.rank_high], "mean_rank": r.mean_rank, "tables": r.tables, "runs": r.runs, **metrics})
+        rated = {e["player"] for e in entries}
+        out[c.column] = {
+            "cell": c.condition.cell, "log": str(c.log.path), "tables": len(tables), "players": entries,
+            # players of the roster with no finished table (their endpoint down, say): not rated
+            "unrated": [p for p in players if p not in rated],
+            "errored_tables": sum(1 for s in c.log.sessions if s.get("errored")),
+            "head_to_head": [{"a": a, "b": b, "runs": n, "a_earned_more": wa, "b_earned_more": wb}
+                             for (a, b), (n, wa, wb) in sorted(head_to_head(tables).items())]}
+    return out
+
+
+def _tables_text(entry: Mapping[str, Any]) -> str:
+    text = f"{entry['tables']} tables finished."
+    if entry.get("errored_tables"):
+        text += f" {entry['errored_tables']} errored and are left out."
+    if entry.get("unrated"):
+        text += " Not rated (no finished table): " + ", ".join(entry["unrated"]) + "."
+    return text
+
+
+def _num(x: Optional[float], digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _rows(entry: Mapping[str, Any]) -> list[list[str]]:
+    return [[str(p["rank"]), p["player"], f"{p['rating']:+.3f} [{p['interval'][0]:+.3f}, {p['interval'][1]:+.3f}]",
+             f"{p['rank_interval'][0]}–{p['rank_interval'][1]}", str(p["tables"]), _num(p.get("eas")),
+             _num(p.get("rationality")), _num(p.get("win_rate"))] for p in entry["players"]]
+
+
+HEAD = ["rank", "player", "rating [95 %]", "rank interval", "tables", "eas", "rationality", "win_rate"]
+
+
+def _share(h2h: Mapping[tuple[str, str], tuple[int, int]], a: str, b: str) -> str:
+    if a == b:
+        return "·"
+    runs, won = h2h.get((a, b), (0, 0))
+    return f"{won / runs:.2f}" if runs else "–"
+
+
+def _matrix(entry: Mapping[str, Any]) -> Optional[tuple[list[str], dict[tuple[str, str], tuple[int, int]]]]:
+    names = [p["player"] for p in entry["players"]]
+    if len(names) > H2H_MAX_PLAYERS:
+        return None
+    h2h: dict[tuple[str, str], tuple[int, int]] = {}
+    for row in entry["head_to_head"]:
+        h2h[(row["a"], row["b"])] = (row["runs"], row["a_earned_more"])
+        h2h[(row["b"], row["a"])] = (row["runs"], row["b_earned_more"])
+    return names, h2h
+
+
+def markdown(arena: Mapping[str, Any]) -> str:
+    """report.md's arena section ('' without a melee log)."""
+    if not arena:
+        return ""
+    md = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = ["", "## Arena: melee tournaments", "", LEGEND, ""]
+    for column, entry in arena.items():
+        lines += [f"### {md(column)}", "", _tables_text(entry), "",
+                  "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        lines += ["| " + " | ".join(md(x) for x in row) + " |" for row in _rows(entry)]
+        matrix = _matrix(entry)
+        if matrix is not None:
+            names, h2h = matrix
+            lines += ["", "Head to head: the share of the runs both played at one table in which the row's player "
+                      "earned more than the column's.", "",
+                      "| | " + " | ".join(md(n) for n in names) + " |", "|" + "---|" * (len(names) + 1)]
+            lines += ["| " + md(a) + " | " + " | ".join(_share(h2h, a, b) for b in names) + " |" for a in names]
+        else:
+            lines += ["", "Head to head: in report.json (`arena`, `head_to_head`)."]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def html_section(arena: Mapping[str, Any]) -> str:
+    """report.html's arena section ('' without a melee log)."""
+    if not arena:
+        return ""
+    esc = html.escape
+    parts = ['<section class="part" id="arena"><h2 id="arena-ratings">Arena: melee tournaments</h2>',
+             f"<p>{esc(LEGEND)}</p>"]
+    for column, entry in arena.items():
+        parts.append(f"<h3>{esc(column)}</h3><p>{esc(_tables_text(entry))}</p><table><thead><tr>"
+                     + "".join(f"<th>{esc(h)}</th>" for h in HEAD) + "</tr></thead><tbody>")
+        parts += ["<tr>" + "".join(f"<td>{esc(x)}</td>" for x in row) + "</tr>" for row in _rows(entry)]
+        parts.append("</tbody></table>")
+        matrix = _matrix(entry)
+        if matrix is not None:
+            names, h2h = matrix
+            parts.append("<p>Head to head: the share of the runs both played at one table in which the row's player "
+                         "earned more than the column's.</p><table><thead><tr><th></th>"
+                         + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr></thead><tbody>")
+            parts += ["<tr><th>" + esc(a) + "</th>" + "".join(f"<td>{_share(h2h, a, b)}</td>" for b in names)
+                      + "</tr>" for a in names]
+            parts.append("</tbody></table>")
+        else:
+            parts.append("<p>Head to head: in report.json (<code>arena</code>, <code>head_to_head</code>).</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def text(arena: Mapping[str, Any]) -> str:
+    """``econarena-summary``'s arena block: each melee column's players, best first, as plain columns."""
+    out = []
+    for column, entry in arena.items():
+        rows = [HEAD] + _rows(entry)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+        out += ["", f"arena {column}: {_tables_text(entry)}"]
+        out += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(out + ([LEGEND] if out else []))

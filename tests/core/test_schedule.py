@@ -1,0 +1,63 @@
+"""The melee schedule: balanced as docs/arena.md states, and fixed by its seed."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econarena_evals.core.schedule import schedule, table_count
+
+rosters = st.tuples(st.integers(2, 14), st.integers(2, 7), st.integers(1, 12), st.integers(0, 2**32))
+
+
+@settings(max_examples=60)
+@given(rosters)
+def test_every_player_takes_as_many_seats_and_tables_as_any_other_within_one(args):
+    players, seats, per_player, seed = args
+    s = schedule(players, seats, per_player, seed)
+    assert len(s.tables) == table_count(players, seats, per_player)
+    assert all(len(t) == seats and all(0 <= p < players for p in t) for t in s.tables)
+    counts, tables = s.seat_counts(), s.table_counts()
+    assert max(counts) - min(counts) <= 1
+    assert max(tables) - min(tables) <= 1
+    assert min(tables) >= per_player if players >= seats else min(tables) == len(s.tables)
+    if players >= seats:  # a roster at least a table's size: no player takes two seats of one table
+        assert all(len(set(t)) == seats for t in s.tables)
+
+
+@settings(max_examples=60)
+@given(rosters)
+def test_every_player_sits_in_every_seat_position_as_often_within_one(args):
+    s = schedule(*args)
+    for player, by_seat in enumerate(s.position_counts()):
+        assert max(by_seat) - min(by_seat) <= 1, (player, by_seat)
+
+
+@settings(max_examples=40)
+@given(rosters)
+def test_pair_meetings_spread_at_most_three(args):
+    """The bound that holds for every design: the search's aim (within one of the mean) is not
+    always reachable when the seats do not share out evenly (see the next test for where it is)."""
+    meetings = list(schedule(*args).pair_counts().values())
+    assert max(meetings) - min(meetings) <= 3
+
+
+@pytest.mark.parametrize("players,seats,per_player", [(10, 5, 20), (12, 5, 20), (50, 5, 20), (11, 4, 7), (7, 3, 5),
+                                                      (16, 5, 20), (4, 5, 3), (2, 5, 20)])
+def test_pair_meetings_within_one_of_their_mean_where_the_design_allows(players, seats, per_player):
+    """Rosters the search brings within one of the mean (docs/arena.md names some it does not)."""
+    meetings = list(schedule(players, seats, per_player, 20220722).pair_counts().values())
+    mean = sum(meetings) / len(meetings)
+    assert all(abs(m - mean) <= 1 for m in meetings), (min(meetings), max(meetings), mean)
+
+
+def test_the_seed_fixes_the_schedule():
+    assert schedule(9, 5, 6, 1) == schedule(9, 5, 6, 1)
+    assert schedule(9, 5, 6, 1) != schedule(9, 5, 6, 2)
+    assert schedule(9, 5, 6, "20220722") == schedule(9, 5, 6, "20220722")
+
+
+@pytest.mark.parametrize("players,seats,per_player", [(1, 5, 3), (3, 1, 3), (3, 5, 0)])
+def test_refused_shapes(players, seats, per_player):
+    with pytest.raises(ValueError):
+        schedule(players, seats, per_player, 0)

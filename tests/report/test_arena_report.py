@@ -1,0 +1,52 @@
+"""econarena-report on a melee log: the arena section in report.json, report.md and report.html,
+one entry per player, kept apart from the self-play columns."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import base_env, cli, run_cli
+
+pytestmark = pytest.mark.e2e
+
+ROSTER = ["econarena/nash", "econarena/random", "econarena/level1", "econarena/level2", "econarena/human",
+          "econarena/overbid"]
+
+
+def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_columns(tmp_path):
+    melee, selfplay = tmp_path / "melee.jsonl", tmp_path / "self.jsonl"
+    run_cli([cli("oaieval"), ",".join(ROSTER), "econarena.auction_L_melee", "--record_path", str(melee),
+             "--extra_eval_params", "tables_per_player=4"], base_env(), cwd=tmp_path)
+    run_cli([cli("oaieval"), "econarena/nash", "econarena.auction_L", "--record_path", str(selfplay),
+             "--max_samples", "2"], base_env(), cwd=tmp_path)
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(melee), str(selfplay), "--out", str(out)], base_env(), cwd=tmp_path)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (column, entry), = report["arena"].items()
+    assert column.startswith("auction_L_melee") and entry["cell"] == "auction_L_melee" and entry["tables"] == 5
+    players = entry["players"]
+    assert sorted(p["player"] for p in players) == sorted(ROSTER)
+    assert [p["rating"] for p in players] == sorted((p["rating"] for p in players), reverse=True)
+    for p in players:
+        assert p["interval"][0] <= p["rating"] <= p["interval"][1]
+        assert p["rank_interval"][0] <= p["rank"] <= p["rank_interval"][1]
+        assert p["tables"] >= 4 and p["eas"] is not None
+    assert len(entry["head_to_head"]) == len(ROSTER) * (len(ROSTER) - 1) // 2
+    # in the second-price auction truthful bidding is dominant: the Nash bidder earns most
+    assert players[0]["player"] == "econarena/nash"
+    # the self-play columns hold the self-play log alone
+    assert {d["column"] for d in report["conditions"]} == {"auction_L"}
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Arena: melee tournaments" in md and "Head to head" in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="arena"' in page and all(p in page for p in ROSTER)
+    # econarena-summary rates the roster too, best first, as report.json does
+    summary = run_cli([cli("econarena-summary"), str(melee), str(selfplay)], base_env(), cwd=tmp_path).stdout
+    block = summary[summary.index("arena auction_L_melee"):].splitlines()
+    assert [line.split()[1] for line in block[2:2 + len(ROSTER)]] == [p["player"] for p in players]
+    assert "\narena " not in run_cli([cli("econarena-summary"), str(selfplay)], base_env(), cwd=tmp_path).stdout
+    # a melee log alone is a report: the arena section, exit 0
+    run_cli([cli("econarena-report"), str(melee), "--out", str(tmp_path / "alone")], base_env(), cwd=tmp_path)
+    alone = json.loads((tmp_path / "alone" / "report.json").read_text(encoding="utf-8"))
+    assert alone["conditions"] == [] and alone["arena"][column]["players"] == players
