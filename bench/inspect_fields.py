@@ -6,7 +6,7 @@ Takes the real log of tests/fixtures/inspect, and for every field of its header 
 (the store whole; the sample's events, output and scores three levels down) writes a copy with that
 field set to each of 7, "x", null, [], {}, true, -1 and removed, and runs the summary's own entry
 point on it in this process (``--workers 1``). Prints each change that raised and the count.
-Issue 44 found 64 of 602 such changes raising; target 0.
+A user found 64 of 602 such changes raising; target 0.
 """
 from __future__ import annotations
 

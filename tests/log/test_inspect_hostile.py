@@ -152,7 +152,7 @@ def _store(sample: dict[str, Any]) -> dict[str, Any]:
     return sample["store"]
 
 
-# One field of the wrong type (or null, or missing) in one sample or the header, as issue 44 found them.
+# One field of the wrong type (or null, or missing) in one sample or the header, as a user found them.
 def _runs_int(m):
     _store(m["samples/1_epoch_1.json"])["econarena_runs"] = 7
 

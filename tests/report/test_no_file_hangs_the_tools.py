@@ -1,4 +1,4 @@
-"""One bad file never hangs the report tools, nor changes another file's figures (issue 44, items 1 and 5).
+"""One bad file never hangs the report tools, nor changes another file's figures.
 
 Each case runs the real CLI on a folder of real logs (the fixture logs) plus one bad file, under a
 subprocess timeout (a regression fails, never hangs), with the default ``--workers`` (one process

@@ -1,4 +1,4 @@
-"""A name too long for a file (NAME_MAX, 255 bytes) is shortened with a stable hash (issue 44, item 6)."""
+"""A name too long for a file (NAME_MAX, 255 bytes) is shortened with a stable hash."""
 from __future__ import annotations
 
 import re
