@@ -56,6 +56,20 @@ def test_errored_sessions_are_shown_and_strict_fails(logs):
 
 
 @pytest.mark.e2e
+def test_strict_fails_even_when_the_reader_of_its_output_stops_early(logs):
+    """`econarena-summary --strict | head -1` in a CI job: the reader closing the pipe must not turn
+    the verdict into a pass; without --strict a closed pipe is no failure."""
+    for strict, status in ((["--strict"], 1), ([], 0)):
+        proc = subprocess.Popen([cli("econarena-summary"), str(logs), *strict], env=base_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.readline()
+        proc.stdout.close()  # as `head -1` does once it has its line
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == status, err.decode()
+        assert b"Traceback" not in err
+
+
+@pytest.mark.e2e
 def test_the_table_has_intervals_and_a_legend_with_the_floors(logs):
     proc = summary(logs / "clean")
     lines = proc.stdout.splitlines()
