@@ -73,4 +73,5 @@ def readme_example() -> list[str]:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("player ") and "eas" in line)
     end = lines.index("```", start)
-    return lines[start:end]
+    # the README shows the legend's first line and says in brackets what its other lines hold
+    return [line for line in lines[start:end] if not (line.startswith("[") and " more lines: " in line)]

@@ -353,7 +353,9 @@ def test_signals_in_a_burst_while_calls_wait_on_the_pace_are_one_clean_stop(tmp_
 # ---- econarena-run: one folder per condition ----
 
 def summary_rows(stdout: str) -> list[str]:
-    return [line for line in stdout.split("\n\n")[0].splitlines()[2:] if not line.startswith("mean [")]
+    lines = stdout.split("\n\n")[0].splitlines()[2:]
+    # the legend under the table starts "mean [" and may wrap onto lines of its own
+    return lines[: next((i for i, line in enumerate(lines) if line.startswith("mean [")), len(lines))]
 
 
 def test_two_conditions_into_one_out_are_two_results(tmp_path):

@@ -25,6 +25,7 @@ FORMAT_KEY = "format"
 RUN_EVENT = "econarena_run"  # one scored run of one session
 SESSION_EVENT = "econarena_session"  # a session's metrics per player, or why it errored
 PLAYERS_EVENT = "econarena_players"  # who played, with what args, against which endpoint
+VERIFIERS_INFO_KEY = "econarena"  # a verifiers trace's info[...] the verifiers front end fills (log.verifiers_log)
 PLAYERS_SAMPLE_ID = "econarena.players"  # the players event belongs to no session
 STOP_EVENT = "econarena_stop"  # the run stopped early (quota, signal, full disk) and why
 UNRECORDABLE_EVENT = "econarena_unrecordable"  # an event that could not be written as it was

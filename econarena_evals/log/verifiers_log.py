@@ -23,12 +23,12 @@ from typing import Any, Iterator, Optional
 
 from ..fns.identity import endpoint_label, registry_class
 from ..fns.registry_files import packaged_registries
-from .format import PLAYERS_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, final_report, player_metrics
+from .format import PLAYERS_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, VERIFIERS_INFO_KEY, final_report, player_metrics
 from .inspect_log import _renamed
 from .jsonl import MAX_LINE_BYTES, NOT_AN_EVALS_LOG, SKIP_CHUNK, Reading, decode_row, open_regular
 
 # What the front end stores on each seat's trace, under ``trace.info[INFO_KEY]``:
-INFO_KEY = "econarena"
+INFO_KEY = VERIFIERS_INFO_KEY
 SPEC_KEY = "spec"
 RUNS_KEY = "runs"
 SESSION_KEY = SESSION_EVENT

@@ -111,7 +111,7 @@ class EconArenaTaskset(vf.Taskset[EconArenaTask, EconArenaConfig]):
                 info = {"cell": cell_name, "split": c.split, "session": index, "sample": samples[index],
                         "args": args, "seed": cells.eval_seed(c.seed), "seat_reward": c.seat_reward}
                 yield EconArenaTask(EconArenaData(id=f"{cells.eval_name(cell_name, c.split)}#{index}",
-                                                  name=f"{cell_name}/{index}", info=info), c.task)
+                                                  name=f"{cell_name} session {index}", info=info), c.task)
 
 
 def cell_args(cell_name: str, c: EconArenaConfig) -> dict[str, Any]:
