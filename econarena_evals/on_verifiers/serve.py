@@ -170,11 +170,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except (ValueError, TypeError, OSError) as exc:
         print(f"econarena-serve: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    # Ctrl-C or SIGTERM stops it (a shell's background job ignores SIGINT). The handler goes in before the
+    # address line: a harness that reads the line and sends SIGTERM at once must find it there.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # one line a harness can read the address from
     print(f"econarena-serve: {server.name} at {server.base_url} (model name {server.name}); Ctrl-C or SIGTERM stops",
           flush=True)
-    # Ctrl-C or SIGTERM stops it (a shell's background job ignores SIGINT)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
