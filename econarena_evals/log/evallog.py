@@ -76,6 +76,7 @@ class EvalLog:
     # why none of the log could be read as what it is (a format this version does not read, a worker
     # that died reading it): then it holds nothing but its path and the problem, and --strict fails
     unread: Optional[str] = None
+    garbled: bool = False  # its first line is no JSON (``jsonl.Reading.garbled``): skipped, and --strict fails
     size: int = 0  # bytes read
     # where each seat call tagged with its (session, run, seat) starts in the file, in the file's order
     # (``call_at``): the transcripts read those lines again, one by one, instead of the whole log
@@ -538,6 +539,7 @@ def read_log(path: Path) -> EvalLog:
         if len(log.forged) > NAMED_PROBLEMS else [])
     log.run_ids = list(reading.run_ids)
     log.size = reading.size
+    log.garbled = reading.garbled
     if reading.mixed or log.unread:
         log.mixed = reading.mixed
         log.problems.append(reading.mixed or log.unread)  # type: ignore[arg-type]

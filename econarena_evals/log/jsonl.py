@@ -22,6 +22,7 @@ MAX_LINE_BYTES = 16 * 2**20
 SKIP_CHUNK = 2**20
 NAMED_PROBLEMS = 20  # lines named one by one; past that only counted, so a garbage file cannot fill memory
 NOT_AN_EVALS_LOG = "not an evals log"
+NOT_JSON = "not JSON"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -35,6 +36,9 @@ class Reading:
     not_json: int = 0
     run_ids: dict[str, None] = field(default_factory=dict)  # in order of first sight
     refused: Optional[str] = None
+    # the first line is no JSON at all (or too long to be any): a damaged log, or no log, never another
+    # tool's JSON lines, so ``--strict`` fails on it
+    garbled: bool = False
     offset: int = 0  # where the line last yielded starts in the file (bytes)
     size: int = 0  # bytes read so far
     _unnamed: int = 0
@@ -154,7 +158,7 @@ def _not_spec(text: str) -> Optional[str]:
     try:
         row = decode_row(text)
     except ValueError:
-        return "not JSON"
+        return NOT_JSON
     return None if isinstance(row, dict) and isinstance(row.get("spec"), dict) else "JSON but not a run spec"
 
 
@@ -213,6 +217,7 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 if first:
+                    reading.garbled = True
                     reading.refused = (f"line {lineno} is longer than {MAX_LINE_BYTES // 2**20} MiB, not a run spec: "
                                        + NOT_AN_EVALS_LOG)
                     reading.problems.append(reading.refused)
@@ -229,6 +234,7 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 first = False
                 why = _not_spec(text)
                 if why:
+                    reading.garbled = why == NOT_JSON
                     reading.refused = f"line {lineno} is {why}: {NOT_AN_EVALS_LOG}"
                     reading.problems.append(reading.refused)
                     return

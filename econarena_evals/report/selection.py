@@ -41,6 +41,8 @@ from .workers import Workers
 SELF_PLAY, SELF_PLAY_TEST, ARENA = "overall", "overall (test split)", "overall (arena and opponents)"
 # a note's key for a contradiction the logs read hold (a log names as resumed from one it did not resume)
 CONFLICT = "conflict"
+# a skipped file whose first line is no JSON: perhaps a log damaged where its run spec was
+GARBLED = "garbled"
 
 
 @dataclass
@@ -155,7 +157,8 @@ def select(paths: Sequence[Path], progress: Optional[Progress] = None, workers: 
         elif log.mixed:
             notes.append({"file": str(path), "status": "skipped", "why": log.mixed})
         elif not log.spec:
-            notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems)})
+            notes.append({"file": str(path), "status": "skipped", "why": "; ".join(log.problems),
+                          **({GARBLED: "yes"} if log.garbled else {})})
         elif not log.is_econarena:
             notes.append({"file": str(path), "status": "skipped", "why": f"not an EconArena eval ({log.eval_name})"})
         elif not log.sessions and not log.calls and not log.batches and log.stop is None:

@@ -5,8 +5,8 @@ column named by cell plus what differs from the registry's defaults, a finished 
 partial one and the newest finished among several. A partial log (the run stopped before its final
 report) is listed, marked, re-scored from the sessions it finished, with the command that resumes
 it. Errored sessions are listed under the table. ``--strict`` exits 1 when any listed log has
-errored or missing sessions, or when a log names as the one it resumed from a log it did not
-resume (``selection.resumed``), for scripts that must not pass a run with holes in it. Under the
+errored or missing sessions, when a log names as the one it resumed from a log it did not
+resume (``selection.resumed``), or when a file's first line is not JSON (a damaged log, perhaps), for scripts that must not pass a run with holes in it. Under the
 table, the tokens each player used in each column and, at the prices given, their cost (``tokens``).
 With no log or folder named, it reads only this user's logs in evals' shared ``/tmp/evallogs``
 (``own_logs``) and says so.
@@ -36,7 +36,7 @@ from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
 from .progress import Progress
-from .selection import CONFLICT, UNREAD, Chosen, select
+from .selection import CONFLICT, GARBLED, UNREAD, Chosen, select
 from .tokens import (
     NOTE,
     Prices,
@@ -267,8 +267,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, default=[],
                         help=f"logs or folders (none: your logs in {EVALS_LOGS}, oaieval's default)")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 if any listed log has errored or missing sessions, or names as the log it "
-                             "resumed from one it did not resume")
+                        help="exit 1 if any listed log has errored or missing sessions, names as the log it "
+                             "resumed from one it did not resume, or a file's first line is not JSON")
     parser.add_argument("--since", type=float, default=None, metavar="EPOCH_SECONDS",
                         help="only logs written after this time (e.g. $(date +%%s) before the run)")
     parser.add_argument("--latest", action="store_true", help=argparse.SUPPRESS)  # the default now
@@ -330,10 +330,15 @@ def _main(argv: Optional[list[str]] = None) -> int:
                   "if the model needs the room")
     for n in unread:  # in the summary's own output too, not only on stderr: its rows are missing from the table
         print(f"\n!! {n['file']}: {n['why']}")
-    if (problems or unread or conflicts) and opts.strict:
+    # a file whose first line is no JSON may be a log damaged where its run spec was: a strict caller
+    # cannot tell it from a run that never happened (another tool's JSON lines are skipped and pass)
+    garbled = [n for n in notes if n.get(GARBLED)]
+    if (problems or unread or conflicts or garbled) and opts.strict:
         said = [f"{len(problems)} log(s) with errored or missing sessions or figures the runs do not give"] * bool(
             problems) + [f"{len(unread)} log(s) not read"] * bool(unread) + [
-            f"{len(conflicts)} log(s) naming as resumed from a log they did not resume"] * bool(conflicts)
+            f"{len(conflicts)} log(s) naming as resumed from a log they did not resume"] * bool(conflicts) + [
+            f"{len(garbled)} file(s) whose first line is not JSON (a damaged log, or no log: move it out of the "
+            "folder)"] * bool(garbled)
         print("econarena-summary --strict: " + "; ".join(said), file=sys.stderr)
         return 1
     return 0

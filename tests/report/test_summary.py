@@ -56,6 +56,26 @@ def test_errored_sessions_are_shown_and_strict_fails(logs):
 
 
 @pytest.mark.e2e
+def test_strict_fails_on_a_file_that_is_no_json_and_passes_other_json_lines(logs, tmp_path):
+    """A .jsonl whose first line is no JSON may be a log damaged where its run spec was: skipped and
+    named, and --strict fails; another tool's JSON lines beside the logs are skipped and pass."""
+    import shutil
+    folder = tmp_path / "mixed"
+    shutil.copytree(logs / "clean", folder)
+    (folder / "data.jsonl").write_text('{"input": "a sample, not a log"}\n')
+    assert summary(folder, "--strict").returncode == 0
+    (folder / "damaged.jsonl").write_bytes(b"\x00\x17garbage where a run spec was\n{}\n")
+    loose, strict = summary(folder), summary(folder, "--strict")
+    named = f"{folder / 'damaged.jsonl'}: skipped: line 1 is not JSON: not an evals log"
+    assert loose.returncode == 0 and named in loose.stderr
+    assert strict.returncode == 1 and named in strict.stderr
+    assert "1 file(s) whose first line is not JSON" in strict.stderr
+    # the other logs' rows are there all the same
+    assert [r for r in strict.stdout.splitlines() if r.startswith("econarena/nash")] == [
+        r for r in loose.stdout.splitlines() if r.startswith("econarena/nash")] and loose.stdout.count("econarena/nash") >= 2
+
+
+@pytest.mark.e2e
 def test_strict_fails_even_when_the_reader_of_its_output_stops_early(logs):
     """`econarena-summary --strict | head -1` in a CI job: the reader closing the pipe must not turn
     the verdict into a pass; without --strict a closed pipe is no failure."""
