@@ -25,12 +25,15 @@ class Breaker:
         self.threshold, self.probe_interval_s = threshold, probe_interval_s
         self._lock = threading.Lock()
         self._failures = 0
+        self._answered = 0  # calls it answered in this run: "never answered" is a wrong address, not a crash
         self._last_error = ""
         self._next_probe = 0.0
         self._waiting: set[tuple[Any, Any]] = set()  # (batch, call) of the calls admitted and not yet ended
 
     def _why(self) -> str:
-        return f"endpoint presumed down after {self._failures} failed calls in a row; last: {self._last_error}"
+        since = f"after {self._answered} answered" if self._answered else "none answered in this run"
+        return (f"endpoint presumed down after {self._failures} failed calls in a row, {since}; "
+                f"last: {self._last_error}")
 
     def down(self) -> Optional[str]:
         """Why the endpoint is presumed down now; None while it is not."""
@@ -56,6 +59,7 @@ class Breaker:
             self._waiting.discard((batch, call))
             if ok:
                 self._failures = 0
+                self._answered += 1
                 return
             if not is_endpoint_failure(result):  # type: ignore[arg-type]
                 return

@@ -203,7 +203,7 @@ class Shell:
             why = f"stopped: {CALL_STATE.stop_reason}." if CALL_STATE.stop_reason else f"{errored} session(s) errored."
             down = endpoints_down()
             if down:  # the resume goes to the same endpoint: said before the command, not after it fails again
-                why += (f" The endpoint stopped answering ({down[0]}): fix it first (is the server up? are "
+                why += (f" The endpoint is not answering ({down[0]}): fix it first (is the server up? are "
                         "OPENAI_BASE_URL / api_base right?), or the resume below fails the same way.")
             hint_at_exit(self.recorder, why, self.counts.kept)
             exit_status.fail(exit_status.STOPPED if CALL_STATE.stop_reason else exit_status.ERRORED)

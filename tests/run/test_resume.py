@@ -194,7 +194,7 @@ def test_ctrl_c_prints_the_command_that_resumes_and_it_works(srv, env, tmp_path)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted (Ctrl-C)" in err and "Traceback" not in err
-    assert "stopped answering" not in err  # a stop of the user's, at a live endpoint: nothing to fix
+    assert "is not answering" not in err  # a stop of the user's, at a live endpoint: nothing to fix
     line = next(x for x in err.splitlines() if "resume_from=" in x).strip()
     args = shlex.split(line)
     # the command carries the endpoint the run used (never a key)
@@ -218,8 +218,10 @@ def test_a_dead_endpoint_says_to_fix_it_before_the_resume_command(tmp_path):
                     "--record_path", str(log), "--max_samples", "1", "--extra_eval_params", "call_timeout_s=3"],
                    dead_endpoint(base_env()), returncode=ERRORED)
     said = proc.stderr[proc.stderr.index("econarena: 1 session(s) errored."):]
-    assert said.index("The endpoint stopped answering (endpoint presumed down") < said.index("fix it first") \
+    assert said.index("The endpoint is not answering (endpoint presumed down") < said.index("fix it first") \
         < said.index("To resume it"), said
+    # it never answered: a wrong address or a server not started, not one that went away
+    assert "none answered in this run" in said
     assert "OPENAI_BASE_URL=http://127.0.0.1:9/v1" in said and "resume_from=" in said
 
 
