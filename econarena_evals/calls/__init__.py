@@ -7,5 +7,6 @@ Inside, from the bottom up: ``limits`` (what headers state) and ``errors`` (what
 means), ``policy``, ``slots`` (the cap, its queue, the workers), ``state`` (the one owner of the
 run's call state, ``CALL_STATE``, and its reset), ``seat_call`` (a call as a value), ``pace`` (pacing to
 the limits a server states) and ``concurrency`` (the calls in flight it serves), ``lanes`` (one of
-each per endpoint, key and model), ``breaker``, ``retry`` (the retry loop), ``dispatch`` (``call_all``).
+each per endpoint, key and model), ``retry`` (the retry loop), ``dispatch`` (``call_all``, and the
+players' breakers it fails waiting calls by).
 """

@@ -11,9 +11,8 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from .breaker import Breaker
 from .concurrency import Ticket
 from .errors import (
     RetryNow,
@@ -30,6 +29,9 @@ from .errors import (
 from .lanes import Lane
 from .policy import CallPolicy
 from .state import CALL_STATE, stop_run
+
+if TYPE_CHECKING:  # the breaker lives with the batches it acts on, which import this module
+    from .dispatch import Breaker
 
 # A try that failed while its lane answered other calls (a flaky endpoint that lives: a gateway's
 # share of 500s) costs 1/LIVE_SHARE of a try, so such a call gets LIVE_SHARE times max_attempts
@@ -78,7 +80,8 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, never raised here
             result = exc
         answered = not isinstance(result, BaseException)
-        turn = lane.end(ticket, time.monotonic() - sent_at, answered, status_of(result) is not None)
+        # an error status is a word from the endpoint too; an answer needs no look at one
+        turn = lane.end(ticket, time.monotonic() - sent_at, answered, not answered and status_of(result) is not None)
         call.on_wire = None
         if call.turn is None:
             call.turn = turn

@@ -2,20 +2,20 @@
 the call engine and comes back with what the call found out.
 
 The run makes it (``run.eval``): which seat of which run of which session it answers (``tag``),
-what it asks (``prompt``), with which sampling args and seed (``kwargs``), who answers (``send``:
-the completion fn as one try, ``fns.endpoints.single_try``, or what hands over a batch's answer),
-and what the run does with the answer (``answered``: record it if the fn recorded nothing, make it
-durable, count it, keep what the score reads). The engine (``dispatch.call_all``) runs it, as any
-call, once per try, on a worker in the context of the session that asked for it, and gives it the
-lane it goes through (``lane``).
+what it asks (``prompt``), with which sampling args and seed (``kwargs``), and who answers
+(``send``: the completion fn as one try that gives the reply's text, ``fns.endpoints.seat_send``,
+or what hands over a batch's answer). The engine (``dispatch.call_all``) runs it, as any call,
+once per try, on a worker in the context of the session that asked for it, gives it the lane it
+goes through (``lane``), and hands its reply back to the run by return value: nothing here calls
+up into the run.
 
 While it runs it is the context's current seat call (``current``), the one channel between a
-completion fn and the run and the engine: evals' ``record_sampling`` inside the fn knows nothing of
-seats, so the recorder step that tags each ``sampling`` event with its seat reads the current seat
-call and notes on it what the fn recorded (``noted``); a fn that sees the HTTP answer hands its
-headers to the current seat call (``heard``), whose lane learns the key's rate limits from them.
-Nothing else is passed around: after the engine returns, the caller reads the finish reason from
-the value itself.
+completion fn and the engine below it: evals' ``record_sampling`` inside the fn knows nothing of
+seats, so the recorder (``integration.recorder``) tags each ``sampling`` event with the current
+seat call's tag and notes on it what the fn recorded (``noted``); a fn that sees the HTTP answer
+hands its headers to the current seat call (``heard``), whose lane learns the key's rate limits
+from them. After the engine returns, the run reads what was noted (recorded, finish reason,
+tokens) from the value itself.
 """
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ class SeatCall:
     tag: dict[str, Any]  # cell, session, run (from 0), seat (from 1), player: filed with each of its events
     prompt: Any
     kwargs: dict[str, Any]  # the sampling args, and the seed where the eval passes one
-    send: Callable[..., Any]  # send(prompt, **kwargs) -> the fn's result: one try
-    answered: Callable[[SeatCall, Any], Any]  # (this call, the fn's result) -> the reply the run keeps
+    send: Callable[..., Any]  # send(prompt, **kwargs) -> the reply: one try
     # what the fn recorded while answering (``noted``)
     recorded: int = 0
     finish_reason: Optional[str] = None
@@ -42,14 +41,13 @@ class SeatCall:
         here stays this call's, whatever the worker thread serves next."""
         _CURRENT.set(self)
         try:
-            result = self.send(self.prompt, **self.kwargs)
+            return self.send(self.prompt, **self.kwargs)
         except TypeError as exc:
             if "keyword argument" not in str(exc) or not self.kwargs:  # none passed: the fn's own error
                 raise
             raise TypeError(
                 f"{exc}. The completion fn must accept the keyword arguments the eval passes "
                 f"({', '.join(sorted(self.kwargs))}): define __call__(self, prompt, **kwargs)") from exc
-        return self.answered(self, result)
 
     def noted(self, data: Mapping[str, Any]) -> None:
         """A ``sampling`` event the fn recorded for this call: its finish reason and completion tokens."""

@@ -32,7 +32,7 @@ class CallState:
         self.lanes: dict[Hashable, Any] = {}
         self.limits: dict[Hashable, tuple[Optional[float], Optional[float]]] = {}  # lane -> (rpm, tpm)
         self.served: dict[Hashable, Any] = {}  # the lanes whose concurrency limit was cut: a server's pace
-        # id(player) -> (player, Breaker) (``breaker.breaker_for``)
+        # id(player) -> (player, Breaker) (``dispatch.breaker_for``)
         self.breakers: dict[int, tuple[object, Any]] = {}
         self.slots = Slots(self)
 

@@ -25,6 +25,7 @@ from evals.prompt.base import ChatCompletionPrompt, CompletionPrompt, Prompt
 from evals.record import record_sampling
 
 from ..calls import seat_call
+from ..calls.errors import NotACompletion
 from ..calls.policy import request_timeout
 from .chat import ChatCompletionFn, ChatResult, chat_messages, reply_of, shared_client
 from .completion_args import (
@@ -182,3 +183,33 @@ def single_try(fn: CompletionFn, timeout_s: float) -> SeatFn:
         return lambda prompt, **kwargs: fn(prompt, **kwargs, request_timeout_s=request_timeout(timeout_s),
                                            connect_timeout_s=timeout_s)
     return fn
+
+
+def reply_text(result: CompletionResult, player: str) -> str:
+    """The reply a seat call keeps of a fn's result: its first completion, ``""`` for a null one (like a
+    null content, a rule break). No completion at all is the endpoint's fault (``NotACompletion``),
+    raised inside the try so the engine retries it and the breaker counts it."""
+    completions = result.get_completions()
+    if not completions:
+        raise NotACompletion(f"the completion fn of {player} returned no completions")
+    return "" if completions[0] is None else completions[0]
+
+
+def seat_send(fn: CompletionFn, timeout_s: float, player: str) -> Callable[..., str]:
+    """``fn`` as one try of a seat call (``single_try``) that gives the reply's text (``reply_text``):
+    the ``send`` of a ``calls.seat_call.SeatCall``."""
+    one_try = single_try(fn, timeout_s)
+
+    def send(prompt: Any, **kwargs: Any) -> str:
+        return reply_text(one_try(prompt, **kwargs), player)
+
+    return send
+
+
+def answered_send(answer: Callable[[], CompletionResult], player: str) -> Callable[..., str]:
+    """The ``send`` of a seat call whose answer is in hand already (a batch's line): ``answer()``
+    makes the fn's result of it, recorded as a sent call's is; the reply's text as ``seat_send``'s."""
+    def send(_prompt: Any, **_kwargs: Any) -> str:
+        return reply_text(answer(), player)
+
+    return send

@@ -63,20 +63,14 @@ def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None)
 
 def usage_fields(usage: Any) -> dict[str, Any]:
     """What a sampling event records of a usage: ``usage``, flat, and a note naming each field that
-    was no count (recorded as missing) when there was one."""
+    was no count (recorded as missing) when there was one. The recorder stores every usage so
+    (``integration.recorder``), whoever recorded it."""
     bad: list[str] = []
     flat = flatten_usage(usage, bad=bad)
     out: dict[str, Any] = {"usage": flat}
     if bad:
         out[USAGE_NOTE] = "not a token count, recorded as missing: " + ", ".join(bad[:10])
     return out
-
-
-def flat_usage(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
-    """A recorder step (``integration.recorder.wrap``): a ``sampling`` event's usage, flat."""
-    if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
-        data = {**data, **usage_fields(data["usage"])}
-    return data
 
 
 def unify_usage_keys(recorder: Any) -> None:

@@ -1,10 +1,10 @@
 """What ``oaieval``'s INFO logging prints per request, cut to what a user needs.
 
 oaieval puts the root logger at INFO, so httpx prints ``HTTP Request: POST <full URL>`` once per
-request (a gateway's user, password or query key included, burying the progress lines), and evals'
-recorder prints ``Logged N rows of events to <log>`` once per flush (once per seat call, as the
-eval writes each answered call at once). Both are dropped unless ``oaieval --debug`` put the root
-logger at DEBUG; whatever httpx still logs has its URLs masked.
+request (a gateway's user, password or query key included, burying the progress lines). Those
+lines are dropped unless ``oaieval --debug`` put the root logger at DEBUG; whatever httpx still
+logs has its URLs masked. (evals' recorder's line per flush is the recorder wrapper's to quiet:
+``integration.recorder``.)
 """
 from __future__ import annotations
 
@@ -37,15 +37,8 @@ class HttpLogFilter:
         return True
 
 
-class FlushLogFilter:
-    """Drops evals' recorder's ``Logged N rows ...`` INFO line unless debugging."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.levelno < logging.WARNING and str(record.msg).startswith("Logged ") and not _debugging())
-
-
 def quiet_http_logs() -> None:
-    for name, kind in [(n, HttpLogFilter) for n in HTTP_LOGGERS] + [("evals.record", FlushLogFilter)]:
+    for name in HTTP_LOGGERS:
         logger = logging.getLogger(name)
-        if not any(isinstance(f, kind) for f in logger.filters):
-            logger.addFilter(kind())
+        if not any(isinstance(f, HttpLogFilter) for f in logger.filters):
+            logger.addFilter(HttpLogFilter())

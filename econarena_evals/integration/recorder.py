@@ -4,15 +4,38 @@ Everything the plugin changes in how evals records and writes a log happens here
 recorder, in one order (``wrap``):
 
 * **events** (``record_event``, the call every event goes through, whoever records it: the eval, or
-  evals' own completion fns through ``record_sampling``): the data passes through the run's steps,
-  in the order given (tag the seat call, flatten usage, make it storable);
+  a completion fn through ``record_sampling``), in this order: a ``sampling`` event recorded while
+  a seat call runs (``calls.seat_call.current``) gets that call's tag and notes its finish reason
+  and tokens on it (``SeatCall.noted``); a ``usage`` is stored flat (``fns.usage``); the data is
+  made storable (``storable_event``); and a seat call's event is on disk before the fn returns
+  (``durable``), so a ``kill -9`` loses only the calls in flight. The steps are this module's own,
+  fixed: the run hands ``wrap`` only the log format's names (``LogNames``), and nothing here calls
+  back up into the run;
 * **writes** (``_flush_events_internal``, evals' private write of a flush, and
   ``record_final_report``): a flush that cannot serialise its events together writes them one by
-  one, with a placeholder row for any that still fails (``unstorable``, the log module's), and a
-  write that fails with an ``OSError`` (a full disk) calls ``on_write_error`` once and writes
-  nothing more to that log;
+  one, with a placeholder row for any that still fails (``unrecordable``), and a write that fails
+  with an ``OSError`` (a full disk) calls ``on_write_error`` once and writes nothing more to that
+  log; evals' ``Logged N rows ...`` line, once per flush and so once per seat call, is off unless
+  ``oaieval --debug``;
 * **durability** (``durable``): what was recorded is written to the OS before the call returns;
 * **lines** (``write_events_quickly``): evals' ``jsondumps`` without its deep copy of each event.
+
+What the log stores of each event (``storable_event``): anything a server sent, in a form that can
+be written. evals' ``LocalRecorder`` serialises every event of a flush, then writes them together.
+One string that UTF-8 cannot encode (a lone surrogate such as ``"\\ud800"``: valid JSON, which a
+buggy server or a model can send) made that flush raise, and every event of it was lost, the
+finished sessions' included. And a reply of 10 MB was stored whole, 50 times a session. So:
+
+* a string UTF-8 cannot encode is stored escaped, ``\\ud800`` as those six characters
+  (``str.encode("utf-8", "backslashreplace")``); a ``sampling`` event whose reply was escaped says
+  so with ``"sampled_escaped": true``;
+* a ``sampling`` event stores at most ``MAX_STORED_CHARS`` characters of each reply; when one was
+  cut, ``"sampled_full_chars"`` lists the full length of every reply;
+* a flush that still cannot serialise an event writes the others, and in that event's place a
+  row of the ``unrecordable`` type naming its type and what failed.
+
+The score never sees any of this: it reads the reply the completion fn returned, whole. The form
+is documented in docs/contract.md §8.
 
 ``samples_in_order`` is evals' private order of the samples (it shuffles, then applies
 ``--max_samples``), asked here so no other module names it. The layering test fails on any of
@@ -22,40 +45,61 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import re
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-Step = Callable[[str, Any], Any]  # (event type, data) -> the data to record
-Unstorable = Callable[[Any, BaseException], Any]  # (an evals Event, why) -> the Event written in its place
+from ..calls.seat_call import current as current_seat_call
+from ..fns.usage import usage_fields
 
 _flush_lock = threading.Lock()
 _failed_lock = threading.Lock()
 
 
+@dataclasses.dataclass(frozen=True)
+class LogNames:
+    """The log format's names the wrapper writes (``log.format``'s, handed down by the run)."""
+
+    seat_tag: str  # the key of a sampling event's seat tag
+    unrecordable: str  # the type of the row written in place of an event that cannot be serialised
+    session: str  # the type of a session's event (counted as written: ``sessions_written``)
+
+
 @dataclasses.dataclass
 class Wrapped:
-    """What ``wrap`` keeps on a recorder: its steps, and whether a write to its log failed."""
+    """What ``wrap`` keeps on a recorder: the names it writes, and whether a write to its log failed."""
 
-    steps: list[Step]
+    names: LogNames
     failed: bool = False
-    sessions_written: int = 0  # events of ``session_event`` type on disk
+    sessions_written: int = 0  # events of ``names.session`` type on disk
 
 
-def wrap(recorder: Any, steps: Sequence[Step], unstorable: Unstorable, on_write_error: Callable[[OSError], None],
-         session_event: str) -> Wrapped:
-    """Wrap ``recorder`` once (a second call only replaces the steps): every event through
-    ``steps`` in order; every write guarded as the module says."""
+def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], None]) -> Wrapped:
+    """Wrap ``recorder`` once (a second call only replaces the names): every event through the
+    steps in order; every write guarded as the module says."""
+    _quiet_flush_lines()
     wrapped: Optional[Wrapped] = getattr(recorder, "_econarena_wrapped", None)
     if wrapped is not None:
-        wrapped.steps[:] = list(steps)
+        wrapped.names = names
         return wrapped
-    wrapped = recorder._econarena_wrapped = Wrapped(list(steps))
+    wrapped = recorder._econarena_wrapped = Wrapped(names)
     record = recorder.record_event
 
     def record_event(type, data=None, sample_id=None):  # noqa: A002 - evals' own signature
-        for step in wrapped.steps:
-            data = step(type, data)
-        return record(type, data, sample_id=sample_id)
+        seat_call = current_seat_call() if type == "sampling" else None
+        tag = wrapped.names.seat_tag
+        if seat_call is not None and isinstance(data, dict) and tag not in data:
+            seat_call.noted(data)  # what the fn recorded: the run reads it off the call
+            data = {**data, tag: seat_call.tag}
+        else:
+            seat_call = None  # not this call's own event: nothing to make durable at once
+        if type == "sampling" and isinstance(data, dict) and data.get("usage") is not None:
+            data = {**data, **usage_fields(data["usage"])}
+        out = record(type, storable_event(type, data), sample_id=sample_id)
+        if seat_call is not None:  # on disk before the fn returns: a kill -9 loses only the calls in flight
+            durable(recorder)
+        return out
 
     recorder.record_event = record_event
     flush = getattr(recorder, "_flush_events_internal", None)
@@ -80,7 +124,7 @@ def wrap(recorder: Any, steps: Sequence[Step], unstorable: Unstorable, on_write_
             try:
                 flush([event])
             except (TypeError, ValueError) as exc:
-                flush([unstorable(event, exc)])
+                flush([unrecordable(event, exc, wrapped.names)])
         if hasattr(recorder, "_flushes_done"):  # evals counts one flush per flush started
             recorder._flushes_done = done_before + 1
 
@@ -92,7 +136,7 @@ def wrap(recorder: Any, steps: Sequence[Step], unstorable: Unstorable, on_write_
         except OSError as exc:
             failed(exc)
             return
-        wrapped.sessions_written += sum(getattr(e, "type", None) == session_event for e in events)
+        wrapped.sessions_written += sum(getattr(e, "type", None) == wrapped.names.session for e in events)
 
     def record_final_report(report: Any) -> None:
         if wrapped.failed:
@@ -105,6 +149,152 @@ def wrap(recorder: Any, steps: Sequence[Step], unstorable: Unstorable, on_write_
     recorder._flush_events_internal = _flush_events_internal
     recorder.record_final_report = record_final_report
     return wrapped
+
+
+# ---- what the log stores of each event ----
+
+MAX_STORED_CHARS = 65_536
+_UNENCODABLE = re.compile("[\ud800-\udfff]")  # the only code points a str holds that UTF-8 cannot encode
+
+
+def escape(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def storable(value: Any) -> tuple[Any, bool]:
+    """``value`` with every unencodable string (dict keys too) escaped; True if any was. Never
+    changes ``value`` itself: what the caller holds stays as it was."""
+    if isinstance(value, str):
+        return (escape(value), True) if _UNENCODABLE.search(value) else (value, False)
+    if isinstance(value, dict):
+        changed, out = False, {}
+        for key, item in value.items():
+            key, key_changed = storable(key)
+            out[key], item_changed = storable(item)
+            changed = changed or key_changed or item_changed
+        return (out, True) if changed else (value, False)
+    if isinstance(value, (list, tuple)):
+        items = [storable(item) for item in value]
+        if any(changed for _, changed in items):
+            return [item for item, _ in items], True
+        return value, False
+    return value, False
+
+
+def stored_replies(sampled: Any) -> tuple[Any, list[int] | None, bool]:
+    """What a sampling event stores of its replies: (stored, full lengths if any was cut, escaped)."""
+    one = isinstance(sampled, str)
+    replies = [sampled] if one else sampled
+    if not isinstance(replies, (list, tuple)):
+        stored, escaped = storable(replies)
+        return stored, None, escaped
+    full = [len(r) if isinstance(r, str) else None for r in replies]
+    cut = any(n is not None and n > MAX_STORED_CHARS for n in full)
+    kept = [r[:MAX_STORED_CHARS] if isinstance(r, str) else r for r in replies]
+    kept, escaped = storable(kept)
+    return (kept[0] if one else kept), (full if cut else None), escaped
+
+
+# The types ``json`` writes as they are: an exact one of these is known storable without asking json.
+_JSON_LEAVES = frozenset({int, float, bool, type(None)})
+_LONGEST_INT_BITS = 10_000  # ~3,000 digits: below Python's 4,300-digit limit on writing an int as text
+
+
+def _known_storable(value: Any) -> bool:
+    """True when ``value`` is only JSON's own types (exactly: no subclass) and text UTF-8 can
+    encode, so json writes it and its UTF-8 encoding cannot fail; False when not sure. One pass
+    over the event with ``str.isascii`` (C, a few bytes a cycle) instead of serialising it whole:
+    about 1.5 µs for a seat call's event against 5.5 µs for ``json.dumps``. Leaves are looked at
+    in their container's loop: a call per string was most of the pass."""
+    kind = type(value)
+    if kind is dict:
+        for key in value:
+            if type(key) is not str or not (key.isascii() or _UNENCODABLE.search(key) is None):
+                return False
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return _known_storable_leaf(value)
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not (item.isascii() or _UNENCODABLE.search(item) is None):
+                return False
+        elif kind is float or kind is bool or item is None:
+            continue
+        elif kind is int:
+            if item.bit_length() >= _LONGEST_INT_BITS:
+                return False
+        elif kind is dict or kind is list or kind is tuple:
+            if not _known_storable(item):
+                return False
+        else:
+            return False
+    return True
+
+
+def _known_storable_leaf(value: Any) -> bool:
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _UNENCODABLE.search(value) is None
+    return kind in _JSON_LEAVES and (kind is not int or value.bit_length() < _LONGEST_INT_BITS)
+
+
+def _plainly_storable(type: str, data: Any) -> bool:  # noqa: A002 - evals' own name
+    """True when ``data`` needs nothing done: the usual case, told without walking it in Python
+    object by object through ``storable``. Anything the quick look is not sure of is asked of
+    ``json`` (an object it does not know, a subclass of str or float): the answer, and so the
+    stored event, is the same either way."""
+    if type == "sampling" and isinstance(data, dict) and "sampled" in data:
+        sampled = data["sampled"]
+        if not isinstance(sampled, (str, list, tuple)) or any(
+                isinstance(r, str) and len(r) > MAX_STORED_CHARS for r in ([sampled] if isinstance(sampled, str) else sampled)):
+            return False
+    if _known_storable(data):
+        return True
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError: an unencodable string
+        return False
+    return True
+
+
+def storable_event(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
+    """The data an event of ``type`` is stored with (a new object when anything changed)."""
+    if _plainly_storable(type, data):
+        return data
+    if type == "sampling" and isinstance(data, dict) and "sampled" in data:
+        sampled, full, escaped = stored_replies(data["sampled"])
+        rest, _ = storable({k: v for k, v in data.items() if k != "sampled"})
+        data = {**rest, "sampled": sampled}
+        if full is not None:
+            data["sampled_full_chars"] = full
+        if escaped:
+            data["sampled_escaped"] = True
+        return data
+    return storable(data)[0]
+
+
+def unrecordable(event: Any, exc: BaseException, names: LogNames) -> Any:
+    """The row written in place of an event that cannot be serialised: its type, seat tag if it
+    had one, and why (so a reader can name the gap; the sampling check reports the missing call)."""
+    data = event.data if isinstance(event.data, dict) else {}
+    note: dict[str, Any] = {"event_type": escape(str(event.type)),
+                            "error": escape(f"{type(exc).__name__}: {exc}")[:500]}
+    tag = data.get(names.seat_tag)
+    if isinstance(tag, dict) and all(isinstance(v, (str, int)) for v in tag.values()):
+        note[names.seat_tag] = storable(tag)[0]
+    return dataclasses.replace(event, type=names.unrecordable, data=note)
+
+
+def _quiet_flush_lines() -> None:
+    """evals' recorder logs ``Logged N rows of events to <log>`` at INFO once per flush, and this
+    eval flushes once per answered seat call: off, unless ``oaieval --debug`` put the root logger at
+    DEBUG. Decided when a run wraps its recorder (oaieval has set its logging by then), as a level,
+    so no line is made and filtered per flush; evals' other runs keep their lines."""
+    debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+    logging.getLogger("evals.record").setLevel(logging.NOTSET if debugging else logging.WARNING)
 
 
 def write_failed(recorder: Any) -> bool:

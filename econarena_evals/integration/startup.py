@@ -1,7 +1,7 @@
 """What the start-up hook (``econarena_evals_hook``) does once ``evals.registry`` is imported.
 
 The hook only finds the moment; everything it changes in evals is done from here, one concern a
-module: the exit status (``status``), httpx's and the recorder's log lines (``http_logs``), the log's
+module: the exit status (``status``), httpx's log lines (``http_logs``), the log's
 lock (``log_file``), the placeholder key and evals' client (``client``), the registry paths
 (``registry``), how ``econarena/...`` completion fns are made (``completion_fns``) and a wrong eval
 or eval-set name (``names``).

@@ -83,7 +83,7 @@ class Endpoint:
         # what the request reserves against a tokens-per-minute limit: prompt (~4 chars a token) + max_tokens
         cost = sum(len(m["content"]) for m in messages) / 4 + int(body.get("max_tokens") or 0)
         # a seat call, so that its lane hears the answer's headers (``seat_call.heard``)
-        call = seat_call.SeatCall(tag={}, prompt=body, kwargs={}, send=self._try, answered=lambda _call, reply: reply)
+        call = seat_call.SeatCall(tag={}, prompt=body, kwargs={}, send=self._try)
         result = call_all([(self, call)], self.policy, [self.lane], [cost])[0]
         if isinstance(result, BaseException):
             if CALL_STATE.stop_reason:

@@ -10,6 +10,7 @@ import contextvars
 import logging
 import threading
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Optional, Sequence
 
 import evals
@@ -20,9 +21,8 @@ from evals.record import RecorderBase
 
 from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
-from ..calls.errors import NotACompletion, described
+from ..calls.errors import described
 from ..calls.seat_call import SeatCall
-from ..calls.seat_call import current as current_seat_call
 from ..calls.state import CALL_STATE
 from ..core.answers import what_scores
 from ..core.closest import with_closest
@@ -31,14 +31,14 @@ from ..core.schedule import Schedule, schedule
 from ..core.sessions import Session, seat_players
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
-from ..fns.endpoints import check_args, lane_key, recorded_prompt, reserved_completion_tokens, single_try
+from ..fns.endpoints import answered_send, check_args, lane_key, recorded_prompt, reserved_completion_tokens, seat_send
 from ..fns.identity import players_settings
 from ..fns.players import BuiltinPlayer
-from ..fns.usage import flat_usage, unify_usage_keys
+from ..fns.usage import unify_usage_keys
 from ..games import get as get_game
 from ..games import session_from_sample
 from ..integration import status as exit_status
-from ..integration.recorder import durable, log_path_of, samples_in_order, wrap, write_events_quickly
+from ..integration.recorder import LogNames, durable, log_path_of, samples_in_order, wrap, write_events_quickly
 from ..log.format import (
     BATCH_EVENT,
     BATCH_ID,
@@ -50,11 +50,11 @@ from ..log.format import (
     RUN_EVENT,
     SEAT_TAG,
     SESSION_EVENT,
+    UNRECORDABLE_EVENT,
     batch_custom_id,
     final_report,
     session_fields,
 )
-from ..log.recording import storable_event, unrecordable
 from ..score.table import SeatReply, SeatRequest, Table
 from . import config, disk, resume
 from .plan import estimate_cell, melee_line
@@ -64,16 +64,6 @@ from .shell import Shell
 logger = logging.getLogger(__name__)
 
 SessionResult = Optional[dict[str, dict[str, float]]]  # player -> metrics; None if the session errored
-
-def tag_seat_call(type: str, data: Any) -> Any:  # noqa: A002 - evals' own name
-    """A recorder step (``integration.recorder.wrap``): a sampling event recorded while a seat call
-    runs (``calls.seat_call.current``) gets its tag ``{cell, session, run, seat, player}``."""
-    seat_call = current_seat_call()
-    if type == "sampling" and seat_call is not None and isinstance(data, dict) and SEAT_TAG not in data:
-        seat_call.noted(data)
-        data = {**data, SEAT_TAG: seat_call.tag}
-    return data
-
 
 @dataclass
 class _SessionState:
@@ -139,7 +129,7 @@ class EconArena(evals.Eval):
             (f"player{i + 1}", fn) for i, fn in enumerate(self.completion_fns)]
         self.player_names = [name for name, _ in self.roster]
         self._lanes: dict[int, Any] = {}  # id(fn) -> its rate-limit lane
-        self._sends: dict[int, Any] = {}  # id(fn) -> fn as one try of a seat call (``single_try``)
+        self._sends: dict[tuple[int, str], Any] = {}  # (id(fn), player) -> fn as one try of a seat call (``seat_send``)
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
@@ -149,10 +139,11 @@ class EconArena(evals.Eval):
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
         CALL_STATE.reset()  # a run before this one in the same process (in-process use) does not stop this one
-        # Every event: tagged with its seat call, its usage made flat, stored as it can be written
-        # (in that order). A log that cannot be written stops the run (exit 4), not a traceback.
-        wrap(recorder, [tag_seat_call, flat_usage, storable_event], unrecordable, disk.on_write_error(recorder),
-             SESSION_EVENT)
+        # Every event: tagged with its seat call, its usage made flat, stored as it can be written,
+        # a seat call's on disk at once (the recorder's steps, under the log format's names). A log
+        # that cannot be written stops the run (exit 4), not a traceback.
+        wrap(recorder, LogNames(seat_tag=SEAT_TAG, unrecordable=UNRECORDABLE_EVENT, session=SESSION_EVENT),
+             disk.on_write_error(recorder))
         write_events_quickly()  # the same lines, without evals' deep copy of each event
         self.shell = shell = Shell(self.name, self.cell_name, recorder, self.resume_from)
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
@@ -345,7 +336,7 @@ class EconArena(evals.Eval):
             durable()
         replies: dict[tuple[int, int], Any] = dict(reused)
         for key, (_, call), answer in zip(keys, calls, call_all(calls, self.policy, lanes, costs)):
-            replies[key] = answer if isinstance(answer, BaseException) else SeatReply(answer, call.finish_reason)
+            replies[key] = answer if isinstance(answer, BaseException) else self._answered(call, answer)
         if batched:
             replies.update(self._batch_calls(state, batched))
         for run in sorted({request.run for request in requests}):
@@ -378,14 +369,14 @@ class EconArena(evals.Eval):
         for (fn, request, tag), messages, result in zip(batched, sent, self._waves.call(lines)):
             key = request.key
             if isinstance(result, Answer):
-                def send(_prompt: Any, _messages=messages, _fn=fn, _answer=result, **_kwargs: Any) -> Any:
-                    return _fn.answer(_messages, parsed(_answer.body), **{BATCH_ID: _answer.batch_id})
-
-                call = self._seat_call(fn, request.prompt, request.seed, tag, send=send)
+                answer = partial(fn.answer, messages, parsed(result.body), **{BATCH_ID: result.batch_id})
+                call = self._seat_call(fn, request.prompt, request.seed, tag, send=answered_send(answer, tag["player"]))
                 try:
-                    replies[key] = SeatReply(contextvars.copy_context().run(call), call.finish_reason)
+                    text = contextvars.copy_context().run(call)
                 except Exception as exc:  # noqa: BLE001 - a reply that is no completion: the call failed
                     replies[key] = exc
+                else:
+                    replies[key] = self._answered(call, text)
             elif isinstance(result, LineFailed) and result.transient and getattr(fn, "batch_fallback", False):
                 fallback.append((key, fn, self._seat_call(fn, request.prompt, request.seed, tag)))
             else:
@@ -395,7 +386,7 @@ class EconArena(evals.Eval):
                            "answered go synchronously (batch_fallback=yes), at the synchronous price")
             answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
                                [self._lane(fn) for _, fn, _ in fallback])
-            replies.update({key: answer if isinstance(answer, BaseException) else SeatReply(answer, call.finish_reason)
+            replies.update({key: answer if isinstance(answer, BaseException) else self._answered(call, answer)
                             for (key, _, call), answer in zip(fallback, answers)})
         return replies
 
@@ -415,26 +406,23 @@ class EconArena(evals.Eval):
                    send: Optional[Any] = None) -> SeatCall:
         """The seat call as a value: ``send`` (default: ``fn`` by a request of its own) answers it."""
         if send is None:
-            if id(fn) not in self._sends:  # the same for every call of fn: made once
-                self._sends[id(fn)] = single_try(fn, self.policy.call_timeout_s)
-            send = self._sends[id(fn)]
-        return SeatCall(tag=tag, prompt=prompt, kwargs=self._call_kwargs(seed), send=send, answered=self._answered)
+            key = (id(fn), tag["player"])
+            if key not in self._sends:  # the same for every call of fn: made once
+                self._sends[key] = seat_send(fn, self.policy.call_timeout_s, tag["player"])
+            send = self._sends[key]
+        return SeatCall(tag=tag, prompt=prompt, kwargs=self._call_kwargs(seed), send=send)
 
-    def _answered(self, seat_call: SeatCall, result: Any) -> str:
-        """What the run does with a seat call's answer, in the call's context: the log gets the call
-        even from a fn that records nothing, it is on disk before it counts, and only what the score
-        reads is held until the run is scored."""
-        completions = result.get_completions()
-        if not completions:
-            raise NotACompletion(f"the completion fn of {seat_call.tag['player']} returned no completions")
-        text = "" if completions[0] is None else completions[0]  # None: like a null content, a rule break
+    def _answered(self, seat_call: SeatCall, text: str) -> SeatReply:
+        """What the run does with a seat call's reply, handed back by the engine: the log gets the call
+        even from a fn that records nothing (the recorder already wrote the event of a fn that
+        records, while the call ran), the counts see it, and only what the score reads is held until
+        the run is scored."""
         if not seat_call.recorded:  # a fn of the user's that records nothing: the log still gets the call
             evals.record.record_sampling(prompt=seat_call.prompt, sampled=[text], model=seat_call.tag["player"],
-                                         recorded_by=EVAL_RECORDER, **{SEAT_TAG: seat_call.tag})  # as tag_seat_call would
-        # on disk before the call counts as answered: a kill -9 loses only the calls in flight
-        durable()
+                                         recorded_by=EVAL_RECORDER, **{SEAT_TAG: seat_call.tag})
+            durable()  # on disk before the call counts as answered
         self.shell.counts.add(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
-        return what_scores(text)  # held until the run is scored: no more of it than the score reads
+        return SeatReply(what_scores(text), seat_call.finish_reason)
 
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:
         return self.game.event_params(self.cell, session, run)

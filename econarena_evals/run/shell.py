@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ..calls.breaker import endpoints_down
+from ..calls.dispatch import endpoints_down
 from ..calls.state import CALL_STATE, stop_run, wait_in_flight
 from ..core.redact import redact_text
 from ..integration import status as exit_status

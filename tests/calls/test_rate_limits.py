@@ -128,7 +128,7 @@ def test_a_seat_call_s_lane_hears_the_limits_its_answer_states():
         seat_call.heard(stated)
         return prompt
 
-    call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send, answered=lambda _call, reply: reply)
+    call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send)
     assert call_all([(object(), call)], CallPolicy(**FAST), ["heard"]) == ["ok"]
     assert call.lane is lane_for("heard") and CALL_STATE.limits["heard"] == (600, 60000)
     seat_call.heard(stated)  # no seat call here: nothing learns it

@@ -16,12 +16,11 @@ from evals.record import LocalRecorder
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.integration.recorder import wrap
+from econarena_evals.integration.recorder import MAX_STORED_CHARS, LogNames, escape, wrap
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.log.format import SEAT_TAG
 from econarena_evals.log.format import UNRECORDABLE_EVENT as UNRECORDABLE
-from econarena_evals.log.recording import MAX_STORED_CHARS, escape, storable_event, unrecordable
 
 from conftest import ERRORED, REGISTRY, base_env, cli, run_cli, users_fn
 from openai_server import OpenAIServer, with_reply
@@ -35,7 +34,8 @@ def recorder(path: Path) -> LocalRecorder:
     spec = RunSpec(completion_fns=["x"], eval_name="econarena.test", base_eval="econarena", split="dev",
                    run_config={}, created_by="test", run_id="run1", created_at="now")
     rec = LocalRecorder(str(path), spec)
-    wrap(rec, [storable_event], unrecordable, on_write_error=lambda exc: None, session_event="econarena_session")
+    wrap(rec, LogNames(seat_tag=SEAT_TAG, unrecordable=UNRECORDABLE, session="econarena_session"),
+         on_write_error=lambda exc: None)
     return rec
 
 

@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 
 from econarena_evals.core.prompts import ANSWER_FORMAT, fmt, messages
 from econarena_evals.games import beauty, first_price, second_price
-from econarena_evals.integration.recorder import write_events_quickly
+from econarena_evals.integration.recorder import _plainly_storable, write_events_quickly
 from econarena_evals.log.format import RUN_EVENT, SEAT_TAG
-from econarena_evals.log.recording import _plainly_storable
 
 from conftest import REGISTRY, base_env, cli, run_cli, users_fn
 
