@@ -30,6 +30,9 @@ class SeatCall:
     prompt: Any
     kwargs: dict[str, Any]  # the sampling args, and the seed where the eval passes one
     send: Callable[..., Any]  # send(prompt, **kwargs) -> the reply: one try
+    # who records the call's sampling event when the fn records none (``fns.endpoints.seat_send``),
+    # a name of the log's the run hands down; None: nobody (a front end without an evals log)
+    recorded_by: Optional[str] = None
     # what the fn recorded while answering (``noted``)
     recorded: int = 0
     finish_reason: Optional[str] = None

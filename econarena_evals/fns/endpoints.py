@@ -201,7 +201,15 @@ def seat_send(fn: CompletionFn, timeout_s: float, player: str) -> Callable[..., 
     one_try = single_try(fn, timeout_s)
 
     def send(prompt: Any, **kwargs: Any) -> str:
-        return reply_text(one_try(prompt, **kwargs), player)
+        text = reply_text(one_try(prompt, **kwargs), player)
+        call = seat_call.current()
+        if call is not None and call.recorded_by and not call.recorded:
+            # a fn of the user's that records nothing: the log gets its call all the same, here inside
+            # the try, so the recorder has it on disk before the call counts as answered (a kill -9
+            # loses only calls in flight) and an answer that comes after the deadline is still logged
+            record_sampling(prompt=prompt, sampled=[text], model=call.tag["player"],
+                            recorded_by=call.recorded_by)
+        return text
 
     return send
 

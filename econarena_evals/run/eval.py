@@ -410,17 +410,12 @@ class EconArena(evals.Eval):
             if key not in self._sends:  # the same for every call of fn: made once
                 self._sends[key] = seat_send(fn, self.policy.call_timeout_s, tag["player"])
             send = self._sends[key]
-        return SeatCall(tag=tag, prompt=prompt, kwargs=self._call_kwargs(seed), send=send)
+        return SeatCall(tag=tag, prompt=prompt, kwargs=self._call_kwargs(seed), send=send, recorded_by=EVAL_RECORDER)
 
     def _answered(self, seat_call: SeatCall, text: str) -> SeatReply:
-        """What the run does with a seat call's reply, handed back by the engine: the log gets the call
-        even from a fn that records nothing (the recorder already wrote the event of a fn that
-        records, while the call ran), the counts see it, and only what the score reads is held until
-        the run is scored."""
-        if not seat_call.recorded:  # a fn of the user's that records nothing: the log still gets the call
-            evals.record.record_sampling(prompt=seat_call.prompt, sampled=[text], model=seat_call.tag["player"],
-                                         recorded_by=EVAL_RECORDER, **{SEAT_TAG: seat_call.tag})
-            durable()  # on disk before the call counts as answered
+        """What the run does with a seat call's reply, handed back by the engine: the counts see it,
+        and only what the score reads is held until the run is scored. Its event is on disk already,
+        a fn that records nothing included (``fns.endpoints.seat_send``)."""
         self.shell.counts.add(calls=1, sent=1, completion_tokens=seat_call.completion_tokens)
         return SeatReply(what_scores(text), seat_call.finish_reason)
 

@@ -167,3 +167,39 @@ def test_a_stopped_run_resumes_without_paying_an_answered_call_twice(srv, refere
     assert row.rstrip().endswith(WORD[stop]), f["summary"]
     assert f"{f['kept_calls']} seat call(s) answered" in f["summary"]
     assert f"resume_from={f['first_log'].resolve()}" in f["summary"]
+
+
+def test_a_fn_that_records_nothing_has_every_answered_call_on_disk_when_killed(tmp_path):
+    """A fn of the user's that records no sampling event: its calls are logged all the same, each on
+    disk before it counts as answered, so a ``kill -9`` in the middle of a run of seats loses none of
+    those answered before it (one seat call at a time: call k+1 starts after call k is logged)."""
+    answered, kill_at = tmp_path / "answered", 8  # the 8th call: the third seat of the second run
+    (tmp_path / "silent_fn.py").write_text(
+        "import os, signal\n"
+        "from evals.api import CompletionFn, CompletionResult\n"
+        "class R(CompletionResult):\n    def get_completions(self):\n        return ['{\"choice\": 30}']\n"
+        "class Fn(CompletionFn):\n    def __init__(self, **kwargs):\n        pass\n"
+        "    def __call__(self, prompt, **kwargs):\n"
+        f"        with open({str(answered)!r}, 'a+') as f:\n"
+        "            f.seek(0)\n"
+        f"            if len(f.read().splitlines()) + 1 == {kill_at}:\n"
+        "                os.kill(os.getpid(), signal.SIGKILL)\n"
+        "            f.write('x\\n')\n"
+        "        return R()\n")
+    registry = tmp_path / "registry"
+    (registry / "completion_fns").mkdir(parents=True)
+    (registry / "completion_fns" / "silent.yaml").write_text("silent:\n  class: silent_fn:Fn\n")
+    env = {**base_env(), "EVALS_THREADS": "1"}
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.run([cli("oaieval"), "silent", "econarena.beauty_hist", "--registry_path", str(REGISTRY),
+                           "--registry_path", str(registry), "--record_path", str(log), "--max_samples", "1",
+                           "--extra_eval_params", "max_concurrency=1"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    assert len(answered.read_text().splitlines()) == kill_at - 1
+    sampled = [json.loads(line) for line in log.read_text().splitlines() if '"type": "sampling"' in line]
+    assert len(sampled) == kill_at - 1  # every answered call, the second run's first two included
+    assert {(s["data"]["econarena"]["run"], s["data"]["econarena"]["seat"]) for s in sampled} == {
+        *((0, seat) for seat in range(1, 6)), (1, 1), (1, 2)}
+    assert all(s["data"].get("recorded_by") == "econarena" for s in sampled)
