@@ -2,7 +2,7 @@
 
 They need no network and no API key. Each leaves a ``sampling`` event, like any completion fn.
 Randomness comes only from the call: the eval passes a per-(session, run, seat) ``seed``, which
-the players mix with the prompt text (``core.seeds.call_rng``), so a rerun with the same eval seed
+the players mix with the prompt text (``games.players.call_rng``), so a rerun with the same eval seed
 gives identical choices while different runs and seats get different draws.
 
 How each plays is ``games.players``' (shared with the inspect_ai front end): a player knows the game
@@ -18,10 +18,9 @@ from evals.api import CompletionFn, CompletionResult
 from evals.record import record_sampling
 
 from ..core.prompts import prompt_text
-from ..core.seeds import call_rng
 from ..games import players as rules
 
-__all__ = ["PlayerResult", "call_rng", "BuiltinPlayer", "NashPlayer", "RandomPlayer", "LevelKPlayer",
+__all__ = ["PlayerResult", "BuiltinPlayer", "NashPlayer", "RandomPlayer", "LevelKPlayer",
            "CognitiveHierarchyPlayer", "ShadingBidder", "OverbiddingBidder", "NoisyBidder", "HumanPlayer"]
 
 

@@ -3,19 +3,26 @@ asks the prompt's game how its kind of player plays (the game's ``PLAYERS``), an
 same JSON a model is asked for.
 
 No evals, no network: ``fns.players`` makes each an evals CompletionFn, and the inspect_ai front end
-(``on_inspect.models``) an inspect model. Randomness comes only from the call: ``core.seeds.call_rng``
+(``on_inspect.models``) an inspect model. Randomness comes only from the call: ``call_rng``
 mixes the call's seed with the prompt text, so a rerun with the same seeds gives identical choices.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from typing import Any, Optional
 
 from ..core.prompts import PromptFacts
-from ..core.seeds import call_rng
 from . import Game, read_prompt
 from . import get as get_game
+
+
+def call_rng(text: str, seed: Any) -> random.Random:
+    """A built-in player's generator for the call whose prompt is ``text`` and seed ``seed``: a rerun
+    with the same seed makes the same choices, other runs and seats other ones."""
+    digest = hashlib.sha256(f"{seed}\x00{text}".encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
 
 
 class BuiltinPlayer:

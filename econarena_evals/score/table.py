@@ -13,13 +13,13 @@ plays and scores the same under every one of them.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from ..core.answers import parse_choice
 from ..core.outcome import RunOutcome
 from ..core.prompts import prompt_text
-from ..core.seeds import call_seed
 from ..core.sessions import CellConfig, Session, history_window, waves
 from ..games import get as get_game
 from ..games import outcome_from_event, run_event
@@ -27,6 +27,13 @@ from .metrics import session_metrics
 
 Prompt = list[dict[str, str]]
 
+
+
+def call_seed(eval_seed: Any, cell: str, session: int, run: int, seat: int) -> int:
+    """The seed a seat call is sent with: a function of (eval seed, cell, session, run, seat) alone, so
+    it depends on neither thread timing, nor the order calls go out, nor the front end driving the table."""
+    key = f"{eval_seed}:{cell}:{session}:{run}:{seat}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1
 
 @dataclass(frozen=True)
 class SeatRequest:
@@ -36,7 +43,7 @@ class SeatRequest:
     seat: int  # 1-based
     player: str
     prompt: Prompt
-    seed: int  # the call's seed (``core.seeds.call_seed``), sent when the sampling args pass seeds
+    seed: int  # the call's seed (``call_seed``), sent when the sampling args pass seeds
 
     @property
     def key(self) -> tuple[int, int]:

@@ -4,12 +4,11 @@ import random
 import pytest
 
 from econarena_evals.core.prompts import prompt_text
-from econarena_evals.core.seeds import call_seed
 from econarena_evals.games import cell as make_cell
 from econarena_evals.games import draw_session
 from econarena_evals.games.players import LevelKPlayer, NashPlayer
 from econarena_evals.score.metrics import METRICS
-from econarena_evals.score.table import SeatReply, Table
+from econarena_evals.score.table import SeatReply, Table, call_seed
 
 CELLS = {
     "beauty_L": {"game": "beauty", "c_bar_min": 10, "c_bar_max": 100},
