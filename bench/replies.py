@@ -9,7 +9,8 @@ when ``--max-reply-mib`` is given, as the default limit of 4 MiB refuses it), th
 reply at the default limit (``past``: each try given up on at 4 MiB, every session errors, and the
 figure is the memory and the failure the session names), then with a reply
 holding a lone surrogate (``"\\ud800"``, valid JSON), then with a gzip body of about 1 MB that
-inflates to 1 GB (given up on at the limit: every session errors, and the figure is the memory). For each number of sessions it runs ``econarena/chat:gpt-4`` and prints
+inflates to 1 GB (given up on at the limit: every session errors, and the figure is the memory).
+For each number of sessions it runs ``econarena/chat:gpt-4`` and prints
 the exit status, the log's size, the peak RSS of ``oaieval``, the wall time, the finished sessions
 and the filing problems (which must be none), and the first errored session's failure as its
 event in the log names it. The log stores at most 65,536 characters of a reply (docs/contract.md §8).
@@ -96,7 +97,8 @@ def main() -> None:
              "past": (f"{opts.mb:g} MB, 4 MiB limit", lambda n, payload: (200, with_reply(payload, big), {}), ()),
              "surrogate": ("lone surrogate", lambda n, payload: (200, with_reply(payload, '{"choice": 1}\ud800'), {}),
                            ()),
-             "gzip": (f"gzip {len(bomb) / 1e6:.1f} MB->1 GB", lambda n, payload: (200, bomb, {"Content-Encoding": "gzip"}),
+             "gzip": (f"gzip {len(bomb) / 1e6:.1f} MB->1 GB",
+                      lambda n, payload: (200, bomb, {"Content-Encoding": "gzip"}),
                       ("--extra_eval_params", "max_attempts=2"))}
     wanted = opts.cases.split(",")
     unknown = [c for c in wanted if c not in cases]
