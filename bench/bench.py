@@ -10,11 +10,11 @@
    default cap; with ``econarena/chat`` (one shared client) and with evals' own ``gpt-4`` fn.
 3. Prints wall times (the call phase, timed at the server: first request to last response, and
    the whole oaieval process), the speedup, the critical-path bound and how far from it we are, and a bare openai
-   client (one shared client, 256 threads) firing the same requests, wave by wave where the cell
-   shows history: the floor the target "within 1.3x of a bare client" is measured against. The
-   concurrent run and the bare client go ``--rounds`` times (3 by default), alternating, and the
-   best of each is kept (load only ever adds time; a floor taken in a busy minute flatters the
-   ratio), with the machine's one-minute load printed beside every run.
+   client (one shared client, 256 threads, in a process of its own) firing the same requests, wave
+   by wave where the cell shows history: the floor the target "within 1.3x of a bare client" is
+   measured against. The concurrent run and the bare client go ``--rounds`` times (3 by default),
+   alternating, and the best of each is kept (load only ever adds time; a floor taken in a busy
+   minute flatters the ratio), with the machine's one-minute load printed beside every run.
    The bound is one latency per wave of sessions without history (all runs go out at once), and
    runs x latency per wave with history (each run waits for the one before), a wave being
    ceil(sessions / EVALS_THREADS) sessions.
@@ -85,19 +85,23 @@ BARE_PROCESS = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor
 from openai import OpenAI
-base_url, bodies_file, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+base_url, bodies_file, concurrency, waves = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 with open(bodies_file, encoding="utf-8") as f:
     bodies = json.load(f)
 client = OpenAI(base_url=base_url, api_key="sk-local", max_retries=0)
 client.models.list()  # connect once, as the eval's start-up does
+size = -(-len(bodies) // waves)
 with ThreadPoolExecutor(concurrency) as pool:
-    list(pool.map(lambda body: client.chat.completions.create(**body), bodies))
+    for k in range(waves):
+        list(pool.map(lambda body: client.chat.completions.create(**body), bodies[k * size:(k + 1) * size]))
 """
 
 
-def bare_process(server: OpenAIServer, bodies: list, tmp: str, concurrency: int = 256) -> dict:
+def bare_process(server: OpenAIServer, bodies: list, tmp: str, concurrency: int = 256, waves: int = 1) -> dict:
     """The same bodies from a bare openai client in a process of its own (one shared client, a thread
-    pool, nothing else): its call phase at the server and its own CPU time, start-up included."""
+    pool, nothing else), in ``waves`` waves: its call phase at the server and its own CPU time, start-up
+    included. In a process of its own as the eval is: a client in this process would share its
+    interpreter's lock with the server here, and be slowed by it as the eval is not."""
     import json
 
     path = Path(tmp) / "bodies.json"
@@ -105,7 +109,8 @@ def bare_process(server: OpenAIServer, bodies: list, tmp: str, concurrency: int 
     n0 = len(server.requests)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EVALS_", "ECONARENA_"))}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", BARE_PROCESS, server.base_url, str(path), str(concurrency)], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", BARE_PROCESS, server.base_url, str(path), str(concurrency),
+                             str(waves)], env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
@@ -293,8 +298,9 @@ def main() -> int:
                 concs.append(oaieval(server, fn, f"econarena.{cell}", opts.sessions, opts.threads))
                 assert concs[-1]["calls"] == opts.sessions * 50, concs[-1]
                 # a bare client firing the same requests, run by run where the cell shows history
-                bares.append(bare_client(server, [b for b in concs[-1]["bodies"] if "messages" in b],
-                                         10 if history_runs else 1))
+                with tempfile.TemporaryDirectory() as tmp:
+                    bares.append(bare_process(server, [b for b in concs[-1]["bodies"] if "messages" in b], tmp,
+                                              waves=10 if history_runs else 1)["phase"])
                 print(f"  round {k + 1}: {fn} {cell}: {concs[-1]['phase']:.2f} s, bare {bares[-1]:.2f} s "
                       f"({concs[-1]['phase'] / bares[-1]:.2f}x); load {before:.1f}-{load():.1f}", flush=True)
             conc = min(concs, key=lambda c: c["phase"])
