@@ -10,12 +10,21 @@ logs, against the time it takes to read every line of them once, and how much me
    with the evaluated player renamed ``model-NN`` (in the run spec, the players event, the seats,
    the session events and the seat calls' tags; the opponents of an opponent cell keep their
    names) and a new run id, so that every model is a row of the same 15 columns.
-3. In one run, one after the other: the one-pass floor (every line of every log read and decoded
-   with ``json.loads``, in this process), ``econarena-summary``, ``econarena-summary
-   --leaderboard`` and ``econarena-report``, each timed (wall and CPU) with its peak memory (max
-   RSS, from ``os.wait4``: the tool alone), and the size of ``report.html`` and ``report.json``.
+3. In one run, ``--rounds`` times (3 by default), one after the other: the one-pass floor (every
+   line of every log read and decoded with ``json.loads``, in a process of its own, as each tool
+   runs), ``econarena-summary``, ``econarena-summary --leaderboard`` and ``econarena-report``, each
+   timed (wall and CPU) with its peak memory (max RSS, from ``os.wait4``: the tool alone), and
+   the size of ``report.html`` and ``report.json``. Each figure is the best of its rounds, and
+   each ratio is a tool's best over the floor's best: load from other work only ever adds time,
+   and a floor taken in a busy minute makes any ratio look good. Every measurement prints the
+   machine's load (``os.getloadavg``, the one-minute average) beside it.
 4. Opens ``report.html`` in headless Chromium from ``file://`` (``--dump-dom``) and counts the
    models whose names its leaderboard shows, and the time that takes.
+
+``--profile`` adds one more run of ``econarena-report`` in this process's child under cProfile, with
+one worker (every stage in one process), and prints the time of each stage: reading (and the
+per-log work done where a log is read), the columns' figures (re-scoring, intervals, paired
+comparisons), the plots, the session browser and report.html.
 
 ``--write-docs`` writes the figures into docs/benchmarks.md, between its two
 ``report-scale`` markers. Targets: summary within 2 times and report within 3 times the floor, each
@@ -128,18 +137,34 @@ def make_copies(base_logs: list[Path], models: int, dest: Path) -> list[Path]:
     return sorted(out)
 
 
+FLOOR = """
+import json, sys
+lines = size = 0
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        for line in f:
+            size += len(line)
+            if line.strip():
+                json.loads(line)
+                lines += 1
+print(lines, size)
+"""
+
+
 def floor(logs: list[Path]) -> dict[str, float]:
-    """One pass: every line of every log read and decoded with json.loads, nothing kept."""
-    start, cpu = time.perf_counter(), time.process_time()
-    lines = size = 0
-    for path in logs:
-        with open(path, "rb") as f:
-            for line in f:
-                size += len(line)
-                if line.strip():
-                    json.loads(line)
-                    lines += 1
-    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "lines": lines, "bytes": size}
+    """One pass: every line of every log read and decoded with json.loads, nothing kept; in a process
+    of its own started as the tools' are, so that the floor pays an interpreter's start as they do."""
+    args = [sys.executable, "-c", FLOOR, *map(str, logs)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        sys.exit("the one-pass floor failed")
+    lines, size = map(int, out.split())
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "lines": lines, "bytes": size,
+            "rss_mib": usage.ru_maxrss / 1024}
 
 
 def run_tool(args: list[str]) -> dict[str, float]:
@@ -177,32 +202,102 @@ def chromium_check(page: Path, models: int) -> dict[str, float]:
     return {"wall": wall, "shown": shown, "ready": 'data-ready="1"' in dom}
 
 
+TOOLS = ("econarena-summary", "econarena-summary --leaderboard", "econarena-report")
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def measure(logs: list[Path], folder: str, out: Path, rounds: int) -> dict:
+    """``rounds`` rounds of the floor and each tool, back to back; every run's figures and load kept."""
+    bindir = Path(sys.executable).parent
+    summary = str(bindir / "econarena-summary")
+    args = {"econarena-summary": [summary, folder],
+            "econarena-summary --leaderboard": [summary, "--leaderboard", folder],
+            "econarena-report": [str(bindir / "econarena-report"), folder, "--out", str(out)]}
+    runs: dict[str, list[dict]] = {name: [] for name in ("floor", *TOOLS)}
+    for k in range(rounds):
+        before = load()
+        f = floor(logs)
+        f["load"] = (before, load())
+        runs["floor"].append(f)
+        print(f"round {k + 1}: one-pass floor (json.loads of every line): {f['wall']:.1f} s wall, {f['cpu']:.1f} s "
+              f"CPU, {f['lines']:,} lines; load {f['load'][0]:.1f}-{f['load'][1]:.1f}", flush=True)
+        for name in TOOLS:
+            before = load()
+            t = run_tool(args[name])
+            t["load"] = (before, load())
+            runs[name].append(t)
+            print(f"round {k + 1}: {name}: {t['wall']:.1f} s wall ({t['wall'] / f['wall']:.2f} x this round's floor), "
+                  f"{t['cpu']:.1f} s CPU, {t['rss_mib']:.0f} MiB peak; {t['progress_lines']} progress lines; "
+                  f"load {t['load'][0]:.1f}-{t['load'][1]:.1f}", flush=True)
+    return runs
+
+
+def best(runs: list[dict]) -> dict:
+    """The fastest run of a list (wall time), with every run's wall and the loads they met."""
+    top = min(runs, key=lambda r: r["wall"])
+    loads = [x for r in runs for x in r["load"]]
+    return {**top, "walls": [r["wall"] for r in runs], "rss_max": max(r["rss_mib"] for r in runs),
+            "load_range": (min(loads), max(loads))}
+
+
+def profile(folder: str, out: Path) -> list[tuple[str, float]]:
+    """econarena-report in one process (``--workers 1``) under cProfile: the cumulative time of each stage."""
+    stats_file = out.parent / f"{out.name}.prof"
+    code = ("import cProfile, sys; from econarena_evals.report.build import main; "
+            f"cProfile.run('main(sys.argv[1:])', {str(stats_file)!r})")
+    subprocess.run([sys.executable, "-c", code, folder, "--out", str(out), "--workers", "1"], env=tool_env(),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import pstats
+
+    stats = pstats.Stats(str(stats_file)).stats  # type: ignore[attr-defined]
+    by_name: dict[str, float] = {}
+    for (path, _, func), (_, _, _, cumulative, _) in stats.items():
+        key = f"{Path(path).parent.name}/{Path(path).name}:{func}"
+        by_name[key] = max(by_name.get(key, 0.0), cumulative)
+    stages = (("everything", "report/build.py:main"),
+              ("reading the logs, with the per-log work done where each is read", "report/selection.py:select"),
+              ("  decoding the lines, checking and re-scoring the events", "log/evallog.py:read_log"),
+              ("  the depth fits", "report/analysis.py:diagnostics"),
+              ("  the session browser's part of each log", "report/html.py:log_piece"),
+              ("the columns' figures (intervals, floors, paired comparisons)", "report/compute.py:compute"),
+              ("  the paired comparisons (bootstrap)", "report/analysis.py:comparisons"),
+              ("the convergence plots", "report/plots.py:draw_convergence"),
+              ("the first-run plots", "report/plots.py:draw_first_run"),
+              ("report.md", "report/markdown.py:render"),
+              ("report.html", "report/html.py:write"))
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:40]
+    print("  the 40 functions of most cumulative time:\n" + "\n".join(f"    {v:7.1f} s  {k}" for k, v in top))
+    return [(label, by_name[key]) for label, key in stages if key in by_name]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=50)
     parser.add_argument("--data", type=Path, default=Path("/tmp/econarena-scale"))
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the floor and every tool (the best is kept)")
+    parser.add_argument("--profile", action="store_true", help="then profile econarena-report's stages in one process")
     parser.add_argument("--write-docs", action="store_true", help="write the figures into docs/benchmarks.md")
     opts = parser.parse_args()
     base = make_base(opts.data / "base")
     logs = make_copies(base, opts.models, opts.data / f"logs-{opts.models}")
-    bindir = Path(sys.executable).parent
     out = opts.data / f"report-{opts.models}"
     shutil.rmtree(out, ignore_errors=True)
     print(f"{len(logs)} logs ({opts.models} models x {len(base) // len(PLAYERS)} cells), "
-          f"{sum(p.stat().st_size for p in logs) / 1e9:.2f} GB; {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}", flush=True)
-    one_pass = floor(logs)
-    print(f"one-pass floor (json.loads of every line): {one_pass['wall']:.1f} s wall, {one_pass['cpu']:.1f} s CPU, "
-          f"{one_pass['lines']:,} lines", flush=True)
-    figures = {"floor": one_pass}
-    folder = str(opts.data / f"logs-{opts.models}")
-    summary = str(bindir / "econarena-summary")
-    for name, args in (("econarena-summary", [summary, folder]),
-                       ("econarena-summary --leaderboard", [summary, "--leaderboard", folder]),
-                       ("econarena-report", [str(bindir / "econarena-report"), folder, "--out", str(out)])):
-        f = figures[name] = run_tool(args)
-        print(f"{name}: {f['wall']:.1f} s wall ({f['wall'] / one_pass['wall']:.2f} x the floor), {f['cpu']:.1f} s CPU, "
-              f"{f['rss_mib']:.0f} MiB peak; {f['progress_lines']} progress lines", flush=True)
+          f"{sum(p.stat().st_size for p in logs) / 1e9:.2f} GB; {os.cpu_count()} cores, load {load():.1f}; "
+          f"{opts.rounds} rounds, the best of each kept", flush=True)
+    runs = measure(logs, str(opts.data / f"logs-{opts.models}"), out, opts.rounds)
+    figures = {name: best(r) for name, r in runs.items()}
+    one = figures["floor"]["wall"]
+    rounds = ", ".join(f"{w:.1f}" for w in figures["floor"]["walls"])
+    print(f"best of {opts.rounds}: the floor {one:.1f} s (rounds: {rounds} s)")
+    for name in TOOLS:
+        f = figures[name]
+        print(f"best of {opts.rounds}: {name} {f['wall']:.1f} s = {f['wall'] / one:.2f} x the floor "
+              f"(rounds: {', '.join(f'{w:.1f}' for w in f['walls'])} s), {f['rss_max']:.0f} MiB at most; "
+              f"load {f['load_range'][0]:.1f}-{f['load_range'][1]:.1f}", flush=True)
     page, data = out / "report.html", out / "report.json"
     report = json.loads(data.read_text())
     figures["sizes"] = {"html_mb": page.stat().st_size / 1e6, "json_mb": data.stat().st_size / 1e6,
@@ -216,29 +311,42 @@ def main() -> None:
               f"in the ranking, script done: {seen['ready']}")
     else:
         print("Chromium: not found (bash scripts/browser.sh installs it)")
+    if opts.profile:
+        print("profiling econarena-report in one process (--workers 1, cProfile) ...", flush=True)
+        figures["profile"] = profile(str(opts.data / f"logs-{opts.models}"), opts.data / f"profile-{opts.models}")
+        for label, seconds in figures["profile"]:
+            print(f"  {label}: {seconds:.1f} s")
     if opts.write_docs:
         write_docs(opts, len(logs), figures)
 
 
 def write_docs(opts: argparse.Namespace, n_logs: int, f: dict) -> None:
     one = f["floor"]["wall"]
-    rows = [f"| one pass: `json.loads` of every line | {one:.1f} s | 1 | - |"]
-    for name in ("econarena-summary", "econarena-summary --leaderboard", "econarena-report"):
+    walls = lambda t: ", ".join(f"{w:.1f}" for w in t["walls"])  # noqa: E731
+    rows = [f"| one pass: `json.loads` of every line | {one:.1f} s ({walls(f['floor'])}) | 1 | - | "
+            f"{f['floor']['load_range'][0]:.1f}-{f['floor']['load_range'][1]:.1f} |"]
+    for name in TOOLS:
         t = f[name]
-        rows.append(f"| `{name}` | {t['wall']:.1f} s ({t['cpu']:.1f} s CPU) | {t['wall'] / one:.2f} | "
-                    f"{t['rss_mib']:.0f} MiB |")
+        rows.append(f"| `{name}` | {t['wall']:.1f} s ({walls(t)}); {t['cpu']:.1f} s CPU | {t['wall'] / one:.2f} | "
+                    f"{t['rss_max']:.0f} MiB | {t['load_range'][0]:.1f}-{t['load_range'][1]:.1f} |")
     s = f["sizes"]
     chromium = f.get("chromium") or {}
+    profile = [f"- {label.strip()}: {seconds:.1f} s" for label, seconds in f.get("profile", [])]
     text = "\n".join([
         BEGIN,
-        f"`python bench/report_scale.py --models {opts.models} --write-docs` on {os.cpu_count()} cores "
-        f"({platform.python_version()}, load {os.getloadavg()[0]:.1f} at the end): {n_logs} logs, "
-        f"{f['floor']['bytes'] / 1e9:.2f} GB, {f['floor']['lines']:,} lines, one run:", "",
-        "| | wall | × the floor | peak memory |", "|---|---|---|---|", *rows, "",
+        f"`nice -n -10 python bench/report_scale.py --models {opts.models} --rounds {opts.rounds}"
+        f"{' --profile' if profile else ''} --write-docs` on {os.cpu_count()} cores ({platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}): {n_logs} logs, {f['floor']['bytes'] / 1e9:.2f} GB, "
+        f"{f['floor']['lines']:,} lines; each figure the best of {opts.rounds} rounds (every round in brackets), "
+        "the load the one-minute average before and after each run:", "",
+        "| | wall, best (rounds) | × the floor | peak memory | load |", "|---|---|---|---|---|", *rows, "",
         f"`report.html` {s['html_mb']:.1f} MB, `report.json` {s['json_mb']:.1f} MB ({s['comparisons']:,} comparison "
         f"rows), {s['ranked']} models ranked"
         + (f"; headless Chromium from `file://`: {chromium['shown']} of {opts.models} models named in the ranking, "
            f"DOM dumped in {chromium['wall']:.1f} s" if chromium else "") + ".",
+        *(["", "`econarena-report` in one process (`--workers 1`) under cProfile, cumulative time by stage (the "
+           "indented stages are part of the one above; cProfile slows Python code about twice):", "", *profile]
+          if profile else []),
         END])
     docs = DOCS.read_text(encoding="utf-8")
     if BEGIN in docs and END in docs:

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from econarena_evals.fns.reply_bytes import escaped_body
+from econarena_evals.fns.reply_bytes import escaped_body, read_capped
 
 from conftest import base_env, cli, run_cli
 
@@ -47,6 +47,38 @@ def odd_bytes_server():
 def test_only_the_bytes_that_are_not_utf8_are_written_as_text():
     assert escaped_body("ok é".encode()) == "ok é".encode()
     assert json.loads(escaped_body(b'{"a": "x\xff"}')) == {"a": "x\\xff"}
+
+
+def _held_bytes(exc: BaseException) -> int:
+    """The bytes of the bytearrays that the frames of ``exc``'s traceback, and its context's, still hold."""
+    held = 0
+    while exc is not None:
+        tb = exc.__traceback__
+        while tb is not None:
+            held += sum(len(v) for v in tb.tb_frame.f_locals.values() if isinstance(v, bytearray))
+            tb = tb.tb_next
+        exc = exc.__context__
+    return held
+
+
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_a_reply_given_up_at_the_limit_holds_nothing_after(encoding):
+    import zlib
+
+    limit = 2**20
+    body = b"x" * (3 * limit)
+    if encoding:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        body = packer.compress(body) + packer.flush()
+    chunks = (body[k:k + 65536] for k in range(0, len(body), 65536))
+    with pytest.raises(ValueError, match="past 1 MiB") as caught:
+        read_capped(chunks, encoding, limit)
+    # the error is kept while its call retries and its session says why it failed: it holds no body
+    assert _held_bytes(caught.value) == 0
+    # a body of exactly the limit is read whole; one byte more is given up on
+    assert len(read_capped(iter([b"y" * (limit // 2)] * 2), "", limit)) == limit
+    with pytest.raises(ValueError):
+        read_capped(iter([b"y" * (limit // 2), b"y" * (limit // 2 + 1)]), "", limit)
 
 
 @pytest.mark.parametrize("fn", ["econarena/chat:m", "gpt-4"])
