@@ -95,10 +95,14 @@ def players_list(seats: Sequence[int]) -> str:
     return ", ".join(f"Player {s}" for s in seats) if seats else "nobody"
 
 
+# where a prompt's history (other runs' numbers) starts: what precedes it is the seat's own run
+HISTORY_HEADING = "Results of the last "
+
+
 def history_block(past: Sequence[PastRun], heading: str, describe: Callable[[PastRun], str]) -> str:
     if not past:
         return ""
-    lines = [f"\nResults of the last {len(past)} run(s), oldest first{heading}:"]
+    lines = [f"\n{HISTORY_HEADING}{len(past)} run(s), oldest first{heading}:"]
     lines += [f"- Run {p.run}: {describe(p)}" for p in past]
     return "\n".join(lines) + "\n"
 

@@ -4,12 +4,14 @@ Every module here satisfies ``protocol.Game`` and ``protocol.GameReport``: it ho
 specific to its game (session drawing, prompt and history text, reading its prompt back, scoring,
 the equilibrium, the reference players, the report's labels). The rest of the package looks a game
 up by the ``game`` eval arg or the ``game`` field of a run event and never branches on its name:
-its rules through ``get``, what the report shows of it through ``report_of``. To add a game, write its module,
-list it in ``GAMES``, and give it registry YAML and samples (docs/architecture.md).
+its rules through ``get``, what the report shows of it through ``report_of``. A game is its module,
+its registry entries and its samples: a module outside the package is a game too when an eval's
+``game`` arg names it by its import path (``load``), with no edit here (docs/architecture.md).
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import random
 from types import ModuleType
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -20,9 +22,11 @@ from ..core.sessions import SHARED_FIELDS, CellConfig, Session
 from . import beauty, first_price, second_price
 from .protocol import MEMBERS, Game, GameReport, ReportLabels
 
+# The games this process knows: the package's own, then each game outside it that an eval's args
+# named (``load``), so every lookup below finds it as it finds the package's.
 GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
 
-__all__ = ["GAMES", "Game", "GameReport", "MEMBERS", "ReportLabels", "get", "report_of", "report_labels", "read_prompt",
+__all__ = ["GAMES", "Game", "GameReport", "MEMBERS", "ReportLabels", "get", "load", "report_of", "report_labels", "read_prompt",
            "cell", "param_fields", "draw_fields", "check_cell", "session_from_sample", "draw_session", "run_event",
            "outcome_from_event", "score_event", "action_range"]
 
@@ -35,6 +39,31 @@ def _module(name: str) -> ModuleType:
         return GAMES[name]
     except KeyError:
         raise ValueError(f"game must be one of {tuple(GAMES)}, got {name!r}") from None
+
+
+def load(name: Any) -> Game:
+    """The game the ``game`` eval arg names: one of the package's, or a module outside it named by its
+    import path (on ``PYTHONPATH``), which must define every member of the protocol and whose ``NAME``
+    is that path, so its logs name where it lives. Only the eval's args (the registry YAML, the
+    command line) load a module: a log's ``game`` field never imports anything (``get``).
+    ValueError naming the known games for anything else."""
+    if not isinstance(name, str) or name in GAMES:
+        return get(name)
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        return get(name)  # the refusal that names the known games
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise ValueError(f"game must be one of {tuple(GAMES)} or a game module's import path on PYTHONPATH; "
+                         f"{name!r} is neither ({exc})") from None
+    missing = [m for m in MEMBERS if not hasattr(module, m)]
+    if missing:
+        raise ValueError(f"module {name} is no game: it lacks {', '.join(missing)} (games/protocol.py)")
+    if module.NAME != name:
+        raise ValueError(f"game module {name} names itself {module.NAME!r}: its NAME must be its import path, "
+                         "which its logs hold")
+    GAMES[name] = module
+    return module  # type: ignore[return-value]
 
 
 def get(name: str) -> Game:

@@ -1,7 +1,8 @@
 """What a game module provides: the contract between a game and the rest of the package, in two parts.
 
-A game is a module in ``econarena_evals.games`` that defines every name of ``Game`` (its rules) and of
-``GameReport`` (what the report shows of it) below, and one entry in ``econarena_evals.games.GAMES``.
+A game is a module that defines every name of ``Game`` (its rules) and of ``GameReport`` (what the
+report shows of it) below: one in ``econarena_evals.games`` with its entry in ``GAMES``, or one outside
+the package that an eval's ``game`` arg names by its import path (``games.load``).
 The eval, the players, the samples generator, the metrics and the log reader ask the rules
 (``games.get``); the report asks the report's view (``games.report_of``). None of them knows which
 games exist, nor any game's parameters, draws, prompt facts or results: a game owns its data types,

@@ -22,12 +22,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from ..core.answers import answer_object, number_of
-from ..core.prompts import fmt, prompt_text, seat_and_run
+from ..core.prompts import HISTORY_HEADING, fmt, prompt_text, seat_and_run
 from ..games import get as get_game
 from ..games import read_prompt
 from .format import SEAT_TAG
 from .jsonl import iter_lines
-from .seat_tag import SeatKey, reply_and_reason, sampling_row, tagged_seat_key
+from .seat_tag import SeatKey, reply_and_reason, sampling_row, states_number, tagged_seat_key
 
 if TYPE_CHECKING:
     from .evallog import EvalLog
@@ -74,21 +74,7 @@ def _seat_value(event: Mapping[str, Any], seat: int) -> Optional[float]:
 
 # On the raw line, before any decoding: the seat and run a prompt names, and where its history starts.
 _RAW_SEAT, _RAW_RUN = re.compile(r"You are Player (\d+)"), re.compile(r"This is run (\d+) of")
-HISTORY_HEADING = "Results of the last "  # prompts.history_block
 _RAW_SEAT_TAG = f'"{SEAT_TAG}": {{'  # how a tagged line holds its tag, as evals' recorder writes JSON
-
-
-def _states(line: str, number: str) -> bool:
-    """Does ``line`` hold ``number`` as a whole number (not a part of 147 or 4.75)?"""
-    start = line.find(number)
-    while start >= 0:
-        end = start + len(number)
-        before = line[start - 1] if start else " "
-        after, next_ = line[end:end + 1], line[end + 1:end + 2]
-        if not (before.isdigit() or before == "." or after.isdigit() or (after == "." and next_.isdigit())):
-            return True
-        start = line.find(number, start + 1)
-    return False
 
 
 @lru_cache(maxsize=65536)
@@ -118,7 +104,7 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
 
     def states(head: str, seat_key: SeatKey) -> bool:
         tokens = tokens_of[seat_key]
-        return bool(tokens) and all(_states(head, t) for t in tokens)
+        return bool(tokens) and all(states_number(head, t) for t in tokens)
 
     def exact(data: Mapping[str, Any], sample_id: Any, run: int, seat: int, text: str,
               action: Optional[float]) -> Optional[SeatKey]:
@@ -192,3 +178,13 @@ def read_untagged(log: EvalLog, filing: Filing) -> None:
     stream(thorough=False)
     if not filing.done() and filing.out.sampling_events:
         stream(thorough=True)
+
+
+def untagged_seat(data: Mapping[str, Any]) -> Optional[tuple[int, int]]:
+    """(run 0-based, seat) an untagged seat call's prompt names, for the filing check and a resume of
+    an old log; None for a prompt that names none."""
+    try:
+        seat, run1, _ = seat_and_run(prompt_text(data.get("prompt") or ""))
+    except ValueError:
+        return None
+    return run1 - 1, seat

@@ -1,10 +1,13 @@
 """A ``sampling`` event as the readers of seat calls see it: the row decoded from its line, the
-seat it is filed under (its tag), and its reply with the finish reason."""
+seat it is filed under (its tag), and its reply with the finish reason.
+
+A call's place is its tag's, never what its prompt says: the prompt's wording is the game's, and
+rewording a sentence must not move a call. Only logs written before the tag (``old_logs``) are
+placed by their prompts."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ..core.prompts import prompt_text, seat_and_run
 from .format import SEAT_TAG
 from .jsonl import decode_row
 
@@ -31,19 +34,26 @@ def reply_and_reason(data: Mapping[str, Any]) -> tuple[Optional[str], Optional[s
 
 
 def tagged_seat_key(data: Mapping[str, Any]) -> Optional[SeatKey]:
-    """A tagged call's ``SeatKey``: the tag's session, and the seat and run its prompt names (the tag's
-    where the prompt names none)."""
+    """A tagged call's ``SeatKey``: its tag's session, run and seat; None for an untagged call or a
+    tag without all three as integers."""
     tag = data.get(SEAT_TAG)
     if not isinstance(tag, Mapping):
         return None
-    try:
-        seat, run1, _ = seat_and_run(prompt_text(data.get("prompt") or ""))
-        session, run = int(tag["session"]), run1 - 1
-    except ValueError:
-        try:
-            session, run, seat = int(tag["session"]), int(tag["run"]), int(tag["seat"])
-        except (TypeError, ValueError, KeyError, OverflowError):
-            return None
-    except (TypeError, KeyError, OverflowError):
+    key = tuple(tag.get(k) for k in ("session", "run", "seat"))
+    if not all(isinstance(k, int) and not isinstance(k, bool) for k in key):
         return None
-    return session, run, seat
+    return key  # type: ignore[return-value]
+
+
+def states_number(text: str, number: str) -> bool:
+    """Does ``text`` hold ``number`` as a whole number (not a part of 147 or 4.75)? A check that a
+    prompt states what its run's event says, without reading the prompt's wording."""
+    start = text.find(number)
+    while start >= 0:
+        end = start + len(number)
+        before = text[start - 1] if start else " "
+        after, next_ = text[end:end + 1], text[end + 1:end + 2]
+        if not (before.isdigit() or before == "." or after.isdigit() or (after == "." and next_.isdigit())):
+            return True
+        start = text.find(number, start + 1)
+    return False

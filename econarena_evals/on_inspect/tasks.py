@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any, Optional
 
 from inspect_ai import Task, task
@@ -25,6 +26,7 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
 from ..core.sessions import Session, seat_players, unique_names
+from ..games import load as load_game
 from ..games import session_from_sample
 from ..log.format import session_fields
 from ..log.inspect_log import PLAYERS_KEY, RUNS_KEY, SESSION_KEY, SPEC_KEY, USAGE_KEY
@@ -116,14 +118,16 @@ def eas_scorer():
 
 
 def cell_task(cell_name: str, split: str = "dev", seed: Any = None, temperature: Any = None,
-              max_tokens: Any = None, pass_seed: Any = None) -> Task:
-    """The task of one cell; the args ``-T`` can set, each as the plugin's eval arg of that name."""
-    args = cells.cell_args(cell_name, split)
+              max_tokens: Any = None, pass_seed: Any = None, root: Optional[Path] = None) -> Task:
+    """The task of one cell of the registry at ``root`` (the package's by default); the args ``-T`` can
+    set, each as the plugin's eval arg of that name."""
+    args = cells.cell_args(cell_name, split, root)
     overrides = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens),
                                    ("pass_seed", pass_seed)) if v is not None}
     args.update(overrides)
     seed = cells.eval_seed(seed)
     try:
+        load_game(args.get("game"))  # a game outside the package, named by the registry's args
         cell = config.build("cell", args)
         sampling = config.build("sampling", args)
     except ValueError as exc:
@@ -131,7 +135,7 @@ def cell_task(cell_name: str, split: str = "dev", seed: Any = None, temperature:
         raise
     opponents = [str(n) for n in (args.get("opponents") or [])]
     dataset = MemoryDataset([Sample(input=f"EconArena {cell_name}, session {s['session']}", id=int(s["session"]),
-                                    metadata={"sample": s}) for s in cells.samples(args["samples_jsonl"])],
+                                    metadata={"sample": s}) for s in cells.samples(args["samples_jsonl"], root)],
                             name=cells.eval_name(cell_name, split))
     spec = {"eval_name": cells.eval_name(cell_name, split), "args": args, "seed": seed}
     return Task(dataset=dataset, solver=play_session(cell_name, cell, sampling, seed, opponents),
@@ -150,3 +154,13 @@ def _register(cell_name: str) -> Any:
 
 TASKS = {name: _register(name) for name in cells.cells()}
 globals().update(TASKS)
+
+
+@task(name="cell")
+def any_cell(name: str, registry: Optional[str] = None, split: str = "dev", seed: Optional[float] = None,
+             temperature: Optional[float] = None, max_tokens: Optional[int] = None,
+             pass_seed: Optional[bool] = None) -> Task:
+    """Any cell of any registry: ``inspect eval econarena_evals/cell -T name=CELL -T registry=ROOT``, as
+    ``oaieval ... econarena.CELL --registry_path ROOT`` plays it; a game outside the package is found
+    by its cell's ``game`` arg, its module's import path (on PYTHONPATH)."""
+    return cell_task(name, split, seed, temperature, max_tokens, pass_seed, Path(registry) if registry else None)

@@ -20,7 +20,8 @@ from typing import Any, Mapping, Optional
 from ..calls.policy import CallPolicy
 from ..core.schedule import table_count
 from ..core.sessions import CellConfig
-from ..games import cell, check_cell, param_fields
+from ..games import cell, check_cell, load, param_fields
+from ..games import get as get_game
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,15 @@ POLICY_ARGS = names("policy") | {"resume_from"}  # args that never change a cond
 ALL_ARGS = names("cell") | names("sampling") | names("policy") | frozenset(OTHER_ARGS)
 
 
+def eval_args(game: Any) -> frozenset[str]:
+    """The args an eval of ``game`` takes: ``ALL_ARGS``, and the own parameters of a game outside the
+    package, which this loads (``games.load``: an eval's args are trusted to name a module to import;
+    a log's are not, and never come here). ValueError for a ``game`` no game has."""
+    if game is None:
+        return ALL_ARGS
+    return ALL_ARGS | {f.name for f in dataclasses.fields(load(game).Params)}
+
+
 def defaults(group: str) -> dict[str, Any]:
     return {f.name: f.default for f in dataclasses.fields(GROUPS[group]) if f.default is not dataclasses.MISSING}
 
@@ -119,7 +129,13 @@ def _value(name: str, value: Any, kind: str) -> Any:
 def build(group: str, args: Mapping[str, Any]) -> Any:
     """The group's dataclass from the args given (the rest at their defaults), types checked."""
     cls = GROUPS[group]
-    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    fields = list(dataclasses.fields(cls))
+    if group == "cell":  # the game's own parameters, a game outside the package's included
+        try:
+            fields += dataclasses.fields(get_game(args.get("game")).Params)
+        except ValueError:  # no such game: ``cell`` says so, naming the known ones
+            pass
+    kinds = {f.name: str(f.type) for f in fields}
     given = {k: _value(k, v, kinds[k]) for k, v in args.items() if k in kinds}
     if group == "policy" and "max_concurrency" not in given and os.environ.get(ENV_MAX_CONCURRENCY):
         given["max_concurrency"] = _value(ENV_MAX_CONCURRENCY, os.environ[ENV_MAX_CONCURRENCY], "int")

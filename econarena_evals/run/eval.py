@@ -88,11 +88,12 @@ class EconArena(evals.Eval):
             exit_status.refuse(exc)
 
     def _setup(self, completion_fns: list[CompletionFn], samples_jsonl: str, *args: Any, **kwargs: Any) -> None:
-        unknown = sorted(set(kwargs) - ECONARENA_ARGS - EVALS_KWARGS)
+        taken = config.eval_args(kwargs.get("game"))  # a game outside the package brings its own
+        unknown = sorted(set(kwargs) - taken - EVALS_KWARGS)
         if unknown:
-            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(ECONARENA_ARGS))}; EconArena takes: "
-                             f"{', '.join(sorted(ECONARENA_ARGS))}")
-        ours = {k: kwargs.pop(k) for k in list(kwargs) if k in ECONARENA_ARGS}
+            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(taken))}; EconArena takes: "
+                             f"{', '.join(sorted(taken))}")
+        ours = {k: kwargs.pop(k) for k in list(kwargs) if k in taken}
         for fn in completion_fns:
             check_args(fn)
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)

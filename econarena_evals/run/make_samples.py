@@ -18,12 +18,19 @@ from pathlib import Path
 
 import yaml
 
-from ..games import cell as game_cell
-from ..games import check_cell, draw_fields, draw_session
+from ..games import cell as cell_of
+from ..games import check_cell, draw_fields, draw_session, load
 
 SEED = 1735  # arXiv:2401.01735
 SESSIONS = {"dev": 20, "test": 100}
 DEFAULT_REGISTRY = Path(__file__).resolve().parents[2] / "registry"
+
+
+def game_cell(args: dict):
+    """The cell of a registry entry's args; a game outside the package loaded by its import path (the
+    registry is the user's own, trusted to name a module to import)."""
+    load(args.get("game"))
+    return cell_of(args)
 
 
 def cell_specs(registry: Path) -> dict[tuple[str, str], dict]:

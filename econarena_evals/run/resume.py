@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from ..games import read_prompt
 from ..integration.log_file import RESUME_ENV  # the one spelling: the log's opening reads it too
 from ..log.evallog import SAME_FIGURE
 from ..log.format import (
@@ -37,6 +36,7 @@ from ..log.format import (
     split_metric_key,
 )
 from ..log.jsonl import Reading, iter_rows, not_regular
+from ..log.old_logs import untagged_seat
 from ..score.metrics import METRICS, rescore_sessions
 from .conditions import condition_of, differences
 
@@ -259,14 +259,13 @@ def sent_in_batches(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, An
 
 
 def _seat_call_run(data: Mapping[str, Any]) -> Optional[int]:
-    """The run (0-based) a sampling event was a seat call of: from its tag, else from its prompt."""
+    """The run (0-based) a sampling event was a seat call of: its tag's; a log written before the tag
+    has only its prompt to say it, read by the old-log reader."""
     tag = data.get(SEAT_TAG)
-    if isinstance(tag, Mapping) and isinstance(tag.get("run"), int):
-        return int(tag["run"])
-    try:
-        return read_prompt(data.get("prompt") or "").run - 1
-    except ValueError:
-        return None
+    if isinstance(tag, Mapping):
+        return tag["run"] if isinstance(tag.get("run"), int) else None
+    placed = untagged_seat(data)
+    return None if placed is None else placed[0]
 
 
 def _finished_runs(index: int, sample_id: str, events: Sequence[Mapping[str, Any]], source: Path) -> PartSession:

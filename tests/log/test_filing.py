@@ -6,6 +6,7 @@ a fn of the user's that records nothing itself.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -71,3 +72,24 @@ def test_a_missing_seat_call_is_named_by_run_and_seat_counted_from_1(tmp_path):
     cut.write_text("\n".join(lines[:first_call] + lines[first_call + 1:]) + "\n", encoding="utf-8")
     session = read_log(log.path).sessions[0]["session"]
     assert filing_problems(cut) == [f"session {session}: 0 sampling events for run 1 seat 1"]
+
+
+def test_a_prompt_of_another_session_is_named_though_its_tag_is_right(tmp_path):
+    """The tag places the call; its prompt must still state what the tag's run gave that seat (here the
+    seat's private value), or it is another session's prompt filed under this one."""
+    log = oaieval("econarena/nash", "auction_L", base_env(), tmp_path / "log.jsonl", "--max_samples", "2")
+    rows = [json.loads(line) for line in log.path.read_text(encoding="utf-8").splitlines()]
+    runs = {(r["data"]["session"], r["data"]["run"]): r["data"] for r in rows if r.get("type") == "econarena_run"}
+    calls = [r["data"] for r in rows if r.get("type") == "sampling"]
+    value = {id(c): runs[(c["econarena"]["session"], c["econarena"]["run"])]["values"][c["econarena"]["seat"] - 1]
+             for c in calls}
+    mine = calls[0]
+    theirs = next(c for c in calls if c["econarena"]["session"] != mine["econarena"]["session"]
+                  and value[id(c)] != value[id(mine)] and str(value[id(c)]) not in str(mine["prompt"]))
+    mine["prompt"] = theirs["prompt"]
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    tag = mine["econarena"]
+    assert filing_problems(swapped) == [
+        f"session {tag['session']}: run {tag['run'] + 1} seat {tag['seat']}'s prompt is another session's: "
+        f"it does not state the session's {{'value': {float(value[id(mine)])}}}"]

@@ -76,15 +76,20 @@ def test_calls_read_at_their_offsets_are_those_the_stream_finds(log_path, tmp_pa
 
 
 @pytest.mark.e2e
-def test_a_call_that_is_not_what_its_tag_says_sends_the_log_to_the_stream(log_path, tmp_path):
+def test_a_call_is_placed_by_its_tag_whatever_its_prompt_says(log_path, tmp_path):
+    """The tag is where a call belongs: a tag that names another run than the prompt moves the call
+    there (the prompt's wording is never read back), read at the offsets as by the stream."""
     rows = [json.loads(line) for line in log_path.read_text().splitlines()]
     first = sessions(log_path)[0]
     for row in rows:  # one call's tag names another run than its prompt does
         if row.get("type") == "sampling" and row["data"]["econarena"]["session"] == first:
-            row["data"]["econarena"]["run"] = (row["data"]["econarena"]["run"] + 1) % 10
+            tag = row["data"]["econarena"]
+            moved = (first, tag["run"], tag["seat"])
+            tag["run"] = (tag["run"] + 1) % 10
             break
     path = tmp_path / "tampered.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     log = read_log(path)
+    calls = read_calls(log, log.players, [first]).calls
     assert found(read_calls(log, log.players, [first])) == found(streamed(path, [first]))
-    assert len(read_calls(log, log.players, [first]).calls) == 50
+    assert len(calls) == 49 and moved not in calls  # its own run's seat has no call left
