@@ -5,9 +5,10 @@ verifiers writes an episode (one session) only once it ends, and its resume play
 does not hold from the start: the calls an unfinished session had answered are in no file of its
 own. The front end appends each answered seat call to ``RUN/econarena_calls.jsonl`` as it lands,
 under the exact request it answers (cell, split, session, run, seat, model, endpoint, messages and
-sampling args with the seed), and marks an episode finished at its end. A resumed run reads the
-calls of the episodes that did not finish and answers each identical request from them once, as
-the plugin's ``resume_from`` reuses an evals log's answered calls; every other request goes to the
+sampling args with the seed) and its episode's id, which the episode's traces carry too
+(``EPISODE_KEY``). A resumed run reads the calls of the episodes ``traces.jsonl`` does not hold
+finished (what vf-eval plays again) and answers each identical request from them once, as the
+plugin's ``resume_from`` reuses an evals log's answered calls; every other request goes to the
 model. A fresh run (no ``--resume``) starts the file afresh.
 
 The file is read as hostile: each line within ``MAX_LINE_BYTES`` and typed; a bad line (a kill tears
@@ -24,9 +25,12 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any, Optional
 
+from ..log.format import VERIFIERS_INFO_KEY
 from ..log.jsonl import MAX_LINE_BYTES, SKIP_CHUNK
 
 FILE = "econarena_calls.jsonl"
+TRACES = "traces.jsonl"  # vf-eval's episodes, beside it
+EPISODE_KEY = "journal_episode"  # in each seat's trace info: the id its calls are recorded under
 ANSWER_FIELDS = ("text", "finish_reason", "model", "usage")
 
 
@@ -65,9 +69,37 @@ class Journal:
         if resume and self.path.stat().st_size and not self._ends_a_line():
             self._file.write(b"\n")  # a kill tore the last line: the next starts on its own
 
+    def _finished(self) -> set[str]:
+        """The ids of the episodes vf-eval keeps (``traces.jsonl``'s finished ones): their calls are
+        theirs, and a session played again (-r above 1) asks the model afresh."""
+        done: set[str] = set()
+        try:
+            handle = open(self.path.parent / TRACES, "rb")
+        except OSError:
+            return done
+        with handle:
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # too long: not one it keeps
+                    while raw and not raw.endswith(b"\n"):
+                        raw = handle.readline(SKIP_CHUNK)
+                    continue
+                if EPISODE_KEY.encode() not in raw:
+                    continue
+                try:
+                    row = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(row, dict) or row.get("ok") is not True or not isinstance(row.get("traces"), list):
+                    continue
+                for trace in row["traces"]:
+                    info = trace.get("info") if isinstance(trace, dict) else None
+                    ours = info.get(VERIFIERS_INFO_KEY) if isinstance(info, dict) else None
+                    if isinstance(ours, dict) and isinstance(ours.get(EPISODE_KEY), str):
+                        done.add(ours[EPISODE_KEY])
+        return done
+
     def _read(self) -> None:
         answers: list[dict[str, Any]] = []
-        done: set[str] = set()
         bad = 0
         try:
             handle = open(self.path, "rb")
@@ -89,9 +121,7 @@ class Journal:
                         row = json.loads(raw)
                     except (ValueError, RecursionError):
                         row = None
-                if isinstance(row, dict) and isinstance(row.get("finished"), str) and len(row) == 1:
-                    done.add(row["finished"])
-                elif (answer := _answer(row)) is not None:
+                if (answer := _answer(row)) is not None:
                     answers.append(answer)
                 elif raw.strip():
                     bad += 1
@@ -100,7 +130,7 @@ class Journal:
                               "skipped: its call is sent again", file=sys.stderr)
         if bad > 3:
             print(f"econarena: {self.path}: {bad} lines in all are no recorded call, skipped", file=sys.stderr)
-        # a finished episode's calls are its own: a session played again (-r above 1) asks the model afresh
+        done = self._finished()
         for answer in answers:
             if answer["episode"] not in done:
                 self.kept[answer["key"]].append({k: answer.get(k) for k in ANSWER_FIELDS})
@@ -125,9 +155,6 @@ class Journal:
 
     def record(self, episode: str, key: str, answer: dict[str, Any]) -> None:
         self._write({"key": key, "episode": episode, **{k: answer.get(k) for k in ANSWER_FIELDS}})
-
-    def finished(self, episode: str) -> None:
-        self._write({"finished": episode})
 
     def close(self) -> None:
         self._file.close()

@@ -62,7 +62,7 @@ from ..run import config
 from ..run.conditions import DEFAULT_SEED
 from ..score.metrics import COMPONENTS, session_metrics
 from ..score.table import SeatReply, SeatRequest, Table
-from .journal import Journal, new_episode, request_key
+from .journal import EPISODE_KEY, Journal, new_episode, request_key
 from .serve import player_name
 
 SEAT_PLAYER = "\0seat"  # the seat whose own score is asked, renamed so no other seat shares its name
@@ -337,9 +337,7 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                            [calls[s] for s in own_seats])
         for seat, seat_info, seat_own in zip(own_seats, infos, own):
             record_rewards(seats[seat].trace, result[model], seat_own, bool(info.get("seat_reward")))
-            seats[seat].trace.info[INFO_KEY] = seat_info
-        if journal is not None:
-            journal.finished(episode)  # its calls are its own now: a session played again asks afresh
+            seats[seat].trace.info[INFO_KEY] = {**seat_info, EPISODE_KEY: episode}  # whose recorded calls
 
 
 __all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]
