@@ -46,10 +46,15 @@ def served(player: str) -> Iterator[str]:
                 stream.close()
 
 
+def vf_eval_command(base_url: str, model: str, out: Path, *args: str) -> list[str]:
+    """``vf-eval econarena_evals -m MODEL --client.base-url URL --no-push ...``, its run in ``out``."""
+    return [str(VERIFIERS_BIN / "vf-eval"), "econarena_evals", "-m", model, "--client.base-url", base_url,
+            "--client.api-key-var", KEY_VAR, "--no-push", "--no-rich", "-o", str(out), *args]
+
+
 def vf_eval(base_url: str, model: str, out: Path, *args: str) -> subprocess.CompletedProcess:
-    """``vf-eval econarena_evals -m MODEL --client.base-url URL --no-push ...``: the real CLI, its run in ``out``."""
-    done = run([str(VERIFIERS_BIN / "vf-eval"), "econarena_evals", "-m", model, "--client.base-url", base_url,
-                "--client.api-key-var", KEY_VAR, "--no-push", "--no-rich", "-o", str(out), *args])
+    """The real ``vf-eval`` CLI (``vf_eval_command``), run to its end."""
+    done = run(vf_eval_command(base_url, model, out, *args))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     return done
 

@@ -224,10 +224,13 @@ def iter_verifiers_rows(path: Path, reading: Optional[Reading] = None) -> Iterat
                      "to read each")
     reading.run_ids.setdefault(run_id, None)
     evaluated = model + SUFFIX
+    # the sessions the run was asked for, as the inspect reader gives them: a partial run's count says "k of n"
+    wanted = expected_sessions(_config(path.parent, reading), spec)
     yield 0, {"spec": {
         "eval_name": spec["eval_name"], "run_id": run_id, "created_at": "", "completion_fns": [evaluated],
         "front_end": FRONT_END,
-        "run_config": {"command": f"vf-eval econarena_evals -m {model}", "seed": spec.get("seed"), "max_samples": None,
+        "run_config": {"command": f"vf-eval econarena_evals -m {model}", "seed": spec.get("seed"),
+                       "max_samples": len(wanted) if wanted else None,
                        "completion_fns": [evaluated],
                        "eval_spec": {"args": spec.get("args") or {}, "registry_path": None, "key": spec["eval_name"]}}}}
     results = []
@@ -263,7 +266,6 @@ def iter_verifiers_rows(path: Path, reading: Optional[Reading] = None) -> Iterat
     end = max([n for n, _, _ in sessions.values()] + list(failed) + [0]) + 1
     if entries:
         yield end, {"run_id": run_id, "type": PLAYERS_EVENT, "data": {"players": entries}}
-    wanted = expected_sessions(_config(path.parent, reading), spec)
     done = {r["session"] for r in results}
     if wanted is not None and wanted <= done and not failed:
         players = [evaluated]
@@ -272,4 +274,5 @@ def iter_verifiers_rows(path: Path, reading: Optional[Reading] = None) -> Iterat
     elif wanted is not None:
         missing = sorted(wanted - done)
         reading.note(f"{len(missing)} session(s) with no finished episode: {missing[:20]}"
-                     f"{' ...' if len(missing) > 20 else ''}; `vf-eval @ CONFIG --resume` plays them")
+                     f"{' ...' if len(missing) > 20 else ''}; `vf-eval @ CONFIG --resume` plays them "
+                     "(from their first run)")

@@ -26,6 +26,9 @@ distance to equilibrium; weight 0, or 1 with ``seat_reward: true``, when ``eas``
 metrics and calls, and on the model's first seat's trace the session's ``econarena_run`` events (the
 per-run series) and its ``econarena_session`` record, as the plugin logs them (``log.verifiers_log``
 reads them back).
+
+Under ``vf-eval``, each answered seat call is also kept in the run's folder (``journal``), so that
+``vf-eval --resume`` answers an unfinished session's answered calls from it instead of paying again.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from typing import Any, Iterator, Literal, Mapping, Optional
 
 import httpx
 import verifiers.v1 as vf
+from verifiers.v1.cli.eval import runner
 from verifiers.v1.clients.client import SESSION_ID_HEADER
 from verifiers.v1.clients.eval import EvalClient
 from verifiers.v1.runtimes import ProgramResult
@@ -58,6 +62,7 @@ from ..run import config
 from ..run.conditions import DEFAULT_SEED
 from ..score.metrics import COMPONENTS, session_metrics
 from ..score.table import SeatReply, SeatRequest, Table
+from .journal import EPISODE_KEY, Journal, new_episode, request_key
 from .serve import player_name
 
 SEAT_PLAYER = "\0seat"  # the seat whose own score is asked, renamed so no other seat shares its name
@@ -163,6 +168,25 @@ async def _request_heard(self: EvalClient, url: str, body: dict, headers: Any, *
 EvalClient._request = _request_heard  # verifiers 0.4.0's one upstream request (its pin: setup.py)
 
 
+# The run's answered seat calls (``journal``), kept in its folder, which vf-eval's runner names once, before
+# the first episode, through ``output_path``: heard there (verifiers 0.4.0, its pin: setup.py). None outside
+# vf-eval (another harness, a trainer): every call then goes to the model, as without it.
+JOURNAL: Optional[Journal] = None
+_output_path = runner.output_path
+
+
+def _output_path_heard(eval_config: Any) -> Any:
+    global JOURNAL
+    folder = _output_path(eval_config)
+    if JOURNAL is not None:
+        JOURNAL.close()
+    JOURNAL = Journal(folder, bool(getattr(eval_config, "resume", False)))
+    return folder
+
+
+runner.output_path = _output_path_heard
+
+
 class SeatEndpoint(Endpoint):
     """A seat's calls to its rollout's interception endpoint, whose lane hears the model endpoint's headers."""
 
@@ -175,8 +199,6 @@ class SeatEndpoint(Endpoint):
             return super()._try(body)
         finally:
             seat_call.heard(UPSTREAM.pop(self.trace_id, None))
-
-    RESUME = "`vf-eval @ RUN/configs/resolved/eval.json --resume` plays what is missing"
 
 
 def upstream_lane(ctx: Any) -> tuple[str, str, str]:
@@ -257,6 +279,7 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
         own_seats = [seat for seat, p in enumerate(seating, start=1) if p == 0]
         table = Table(cell_name, cell, session, [roster[p] for p in seating], info["seed"])
         events: list[dict[str, Any]] = []
+        journal, episode = JOURNAL, new_episode()
         async with contextlib.AsyncExitStack() as stack:
             seats = {s: await stack.enter_async_context(agent.interaction(task)) for s in own_seats}
             # a seat's turns take turns (its interaction serializes them too): one Turn in TURNS at a time
@@ -271,6 +294,14 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                     return SeatReply(fixed_at[request.seat].reply(prompt_text(request.prompt), seed))
                 interaction = seats[request.seat]
                 kwargs = {**sampling.kwargs(), **({} if seed is None else {"seed": seed})}
+                key = request_key(cell=cell_name, split=info["split"], session=session.index, run=request.run,
+                                  seat=request.seat, model=str(agent.ctx.model),
+                                  base_url=str(agent.ctx.client.base_url), messages=request.prompt, sampling=kwargs)
+                kept = journal.take(key) if journal is not None else None
+                if kept is not None:  # answered before a kill: the resume does not pay for it again
+                    calls[request.seat].append({"run": request.run, "model": kept["model"], "reused": True,
+                                                "finish_reason": kept["finish_reason"], "usage": kept["usage"]})
+                    return SeatReply(kept["text"], kept["finish_reason"])
                 async with in_turn[request.seat]:
                     turn = TURNS[interaction.trace.id] = Turn(kwargs, endpoint=endpoints[request.seat])
                     try:
@@ -285,6 +316,9 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                                                           for k in ("prompt_tokens", "completion_tokens")}
                 calls[request.seat].append({"run": request.run, "model": reply.model,
                                             "finish_reason": reply.finish_reason, "usage": usage})
+                if journal is not None:
+                    journal.record(episode, key, {"text": reply.text, "finish_reason": reply.finish_reason,
+                                                  "model": reply.model, "usage": usage})
                 return SeatReply(reply.text, reply.finish_reason)
 
             while requests := table.wave():
@@ -303,7 +337,7 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                            [calls[s] for s in own_seats])
         for seat, seat_info, seat_own in zip(own_seats, infos, own):
             record_rewards(seats[seat].trace, result[model], seat_own, bool(info.get("seat_reward")))
-            seats[seat].trace.info[INFO_KEY] = seat_info
+            seats[seat].trace.info[INFO_KEY] = {**seat_info, EPISODE_KEY: episode}  # whose recorded calls
 
 
 __all__ = ["EconArenaTaskset", "EconArenaEnv", "EconArenaHarness"]

@@ -25,6 +25,7 @@ from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, rescore_events
 from ..log.format import metric_key
 from ..log.inspect_log import FRONT_END
+from ..log.verifiers_log import FRONT_END as VERIFIERS
 from ..run.config import melee_tables
 from ..run.resume_command import hint
 from ..score.intervals import metric_interval
@@ -151,10 +152,11 @@ def done_counts(log: EvalLog, expected: Optional[int]) -> str:
     """What a stopped log holds: finished sessions, runs and answered seat calls."""
     finished = sum(1 for s in log.sessions if not s.get("errored"))
     of = f" of {expected}" if expected is not None else ""
-    resend = " (a resume sends only the others)"  # an inspect log's retry says what it sends (``inspect_hint``)
+    # inspect's and vf-eval's retries say what they send (``resume_command.inspect_hint``, ``verifiers_hint``)
+    resend = "" if log.spec.get("front_end") in (FRONT_END, VERIFIERS) else " (a resume sends only the others)"
     sent = f", {len(log.batches)} batch(es) sent (a resume waits for them, not sending them again)" if log.batches else ""
     return (f"{finished}{of} session(s) finished, {len({(r['session'], r['run']) for r in log.runs})} run(s) and "
-            f"{log.calls} seat call(s) answered{'' if log.spec.get('front_end') == FRONT_END else resend}"
+            f"{log.calls} seat call(s) answered{resend}"
             f"{sent}")
 
 

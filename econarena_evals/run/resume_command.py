@@ -18,6 +18,8 @@ from ..core.redact import redact_command, redact_url
 from ..integration.recorder import log_path_of
 from ..integration.status import under_cli
 from ..log.inspect_log import FRONT_END, RETRYABLE
+from ..log.verifiers_log import CONFIGS
+from ..log.verifiers_log import FRONT_END as VERIFIERS
 from .resume import RESUME_ENV, spec_of
 
 RESUME_DIR_ENV = "ECONARENA_RESUME_DIR"  # where a printed resume command puts its new log (default: beside the old)
@@ -96,6 +98,8 @@ def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]
     run's environment, when known (the eval's own process), so the command carries its endpoint."""
     if spec.get("front_end") == FRONT_END:
         return inspect_hint(spec, log_path)
+    if spec.get("front_end") == VERIFIERS:
+        return verifiers_hint(log_path)
     # a log written before secrets were masked may hold a key in its command line: never repeat it
     raw = str((spec.get("run_config") or {}).get("command") or "")
     command = redact_command(raw)
@@ -133,6 +137,17 @@ def inspect_hint(spec: Mapping[str, Any], log_path: str) -> str:
     return ("inspect eval-retry takes a log that ended with an error or was cancelled, not this one: run the task "
             "again (every session is played, and paid, again), with the options the run had, e.g.:\n  "
             + (command or "inspect eval econarena_evals/<cell> --model MODEL"))
+
+
+def verifiers_hint(log_path: str) -> str:
+    """How to go on with a partial run of the verifiers front end: vf-eval's own resume, which takes the
+    run's saved config. It keeps the finished sessions' episodes and plays every other session again
+    from its first run: verifiers writes an episode only once it ends, so the seat calls an unfinished
+    session had answered are in no file, and are sent (and paid) again."""
+    config = Path(log_path).resolve().parent / CONFIGS[0]
+    return ("To go on with it (vf-eval keeps the finished sessions; every unfinished one is played again from "
+            "its first run, its answered seat calls sent and paid again):\n  vf-eval @ "
+            + shlex.quote(str(config)) + " --resume")
 
 
 _BASE_URL_ARG = re.compile(r"(?:api_base|base_url)=([^,\s'\"]+)")

@@ -17,6 +17,7 @@ from econarena_evals.log.evallog import find_logs, read_log, status_of
 from econarena_evals.log.format import session_fields
 from econarena_evals.log.jsonl import MAX_LINE_BYTES
 from econarena_evals.log.verifiers_log import INFO_KEY, SUFFIX, seat_infos
+from econarena_evals.report.summary import main as summary_main
 from econarena_evals.score.metrics import METRICS
 from econarena_evals.score.table import SeatReply, Table
 
@@ -73,10 +74,18 @@ def test_a_finished_run_reads_as_the_plugin_s_log_does(tmp_path):
     assert log.calls == 3 * 10 * 5  # a sampling row per seat call
 
 
-def test_a_missing_session_leaves_the_run_partial_and_is_named(tmp_path):
-    log = read_log(write_run(tmp_path, [0, 2], [0, 1, 2]))
+def test_a_missing_session_leaves_the_run_partial_and_is_named(tmp_path, capsys):
+    path = write_run(tmp_path, [0, 2], [0, 1, 2])
+    log = read_log(path)
     assert log.final_report is None and status_of(log) == "partial"
     assert any("1 session(s) with no finished episode: [1]" in p for p in log.problems), log.problems
+    # the summary counts it against the sessions the run selected and tells vf-eval's own resume (what it
+    # pays again said), never the plugin's resume_from, which vf-eval does not take
+    summary_main([str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "partial: 2 of 3 session(s) finished" in out, out
+    assert f"vf-eval @ {path.parent / 'configs' / 'resolved' / 'eval.json'} --resume" in out, out
+    assert "resume_from" not in out and "sends only the others" not in out and "answered seat calls sent and paid" in out
 
 
 def test_bad_lines_are_named_and_the_rest_is_read(tmp_path):
