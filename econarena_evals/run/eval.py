@@ -121,6 +121,7 @@ class EconArena(evals.Eval):
         self.opponent_names = [str(n) for n in (opponents or [])]
         # a melee: the completion fns are the roster, seated at tables by the schedule (core/schedule)
         self.tables_per_player = config.melee_args(ours)
+        config.environment(ours)  # a melee's environment (senior: a melee's top five again) refused if bad
         self.schedule: Optional[Schedule] = None  # made in run(), from the roster and the eval's seed
         players = len(self.completion_fns) + len(self.opponent_names)
         if self.tables_per_player is not None:
