@@ -31,6 +31,8 @@ from ..core.prompts import PastRun, prompt_text
 from ..core.schedule import seat_roster
 from ..core.sessions import CellConfig, Session, history_window, waves
 from ..fns.registry_files import packaged_registries
+from ..fns.roster import RosterError
+from ..fns.roster import load as load_roster
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
@@ -175,11 +177,17 @@ def estimate_players(cell: CellConfig, sessions: Sequence[Session], seating: Cal
 Prices = Mapping[str, tuple[Optional[float], Optional[float]]]  # player -> (per million prompt, completion tokens)
 
 
+def _costs(est: Estimate, price_in: Optional[float], price_out: Optional[float],
+           share: float = 1.0) -> tuple[float, float]:
+    """(expected, at most) of ``est`` at these prices per million tokens (a price not given: 0)."""
+    cost_in = est.prompt_tokens * (price_in or 0) / 1e6 * share
+    return (cost_in + est.completion_expected * (price_out or 0) / 1e6 * share,
+            cost_in + est.completion_reserved * (price_out or 0) / 1e6 * share)
+
+
 def cost_words(est: Estimate, price_in: Optional[float], price_out: Optional[float], share: float = 1.0) -> str:
     """What ``est`` costs at these prices per million tokens: expected, and at most (every reply at max_tokens)."""
-    cost_in = est.prompt_tokens * (price_in or 0) / 1e6 * share
-    expected = cost_in + est.completion_expected * (price_out or 0) / 1e6 * share
-    most = cost_in + est.completion_reserved * (price_out or 0) / 1e6 * share
+    expected, most = _costs(est, price_in, price_out, share)
     missing = [what for what, price in (("prompt", price_in), ("completion", price_out)) if price is None]
     unpriced = f" (no {' or '.join(missing)} price given: counted as 0)" if missing else ""
     return f"cost ~{expected:.2f} expected, at most {most:.2f}{unpriced}"
@@ -208,6 +216,12 @@ def melee_lines(names: Sequence[str], models: Sequence[Optional[str]], estimates
         if prices and name in prices:
             line += "; " + cost_words(est, *prices[name])
         lines.append(line)
+    priced = [(est, prices[name]) for name, model, est in zip(names, models, estimates)
+              if prices and model is not None and name in prices]
+    if len(priced) > 1:  # the models at their own prices, in all
+        expected = sum(_costs(est, *price)[0] for est, price in priced)
+        most = sum(_costs(est, *price)[1] for est, price in priced)
+        lines.append(f"the {len(priced)} models priced, in all: cost ~{expected:.2f} expected, at most {most:.2f}")
     builtin = [(name, est) for name, model, est in zip(names, models, estimates) if model is None]
     if builtin:
         groups: dict[tuple[int, int], list[str]] = {}
@@ -336,10 +350,12 @@ def is_melee(name: str) -> bool:
 
 
 def plan_melee(roster: Sequence[str], name: str, tables_per_player: Optional[int] = None, seed: Any = DEFAULT_SEED,
-               max_tokens: Optional[int] = None, prices: Optional[Prices] = None) -> tuple[str, Estimate, list[str]]:
+               max_tokens: Optional[int] = None, prices: Optional[Prices] = None,
+               models_of: Optional[Mapping[str, Optional[str]]] = None) -> tuple[str, Estimate, list[str]]:
     """(full name, what the models send in all, the plan's lines) of a melee cell played by ``roster`` (the
     completion fns, as ``oaieval`` takes them): the schedule the eval will draw from the same roster,
-    seats, tables per player and seed, and each model's calls on the tables it will sit at."""
+    seats, tables per player and seed, and each model's calls on the tables it will sit at.
+    ``models_of``: what each player's requests name, where a roster file says (None: built-in)."""
     full, args, data = eval_args(name)
     if tables_per_player is not None:
         args["tables_per_player"] = tables_per_player
@@ -358,7 +374,8 @@ def plan_melee(roster: Sequence[str], name: str, tables_per_player: Optional[int
     drawn = seat_roster(list(roster), cell.seats, per_player, seed)
     tables = [Session(k, sessions[k % len(sessions)].drawn) for k in range(len(drawn.tables))]
     builtin = builtin_players()
-    models = [None if n in builtin else request_model(n) for n in roster]
+    models = [models_of[n] if models_of is not None and n in models_of else None if n in builtin else request_model(n)
+              for n in roster]
     reserve = int(max_tokens if max_tokens is not None else args.get("max_tokens") or 0)
     each = estimate_players(cell, tables, lambda k: drawn.tables[k], models, [reserve] * len(roster))
     sent = [e for e, m in zip(each, models) if m is not None]
@@ -409,6 +426,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     model = request_model(args.model)
     prices = {n: (args.price_in, args.price_out) for n in roster} if args.price_in is not None or \
         args.price_out is not None else None
+    models_of: Optional[dict[str, Optional[str]]] = None
+    if args.model.endswith((".yaml", ".yml")) and Path(args.model).is_file():  # a roster file: its own prices
+        try:
+            lab = load_roster(Path(args.model))
+        except RosterError as exc:
+            print(f"econarena-plan: {exc}", file=sys.stderr)
+            return 2
+        roster = [p.name for p in lab.players]
+        models_of = {p.name: p.model for p in lab.players}
+        prices = {**{n: (args.price_in, args.price_out) for n in roster},
+                  **{p.name: p.price for p in lab.players if p.price is not None}}
     total: Optional[Estimate] = None
     try:
         names = evals_of(args.eval)
@@ -417,7 +445,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 if args.max_samples is not None:
                     raise ValueError("--max_samples: a melee's tables are its schedule's; plan the whole of it")
                 full, est, lines = plan_melee(roster, name, args.tables_per_player, args.seed, args.max_tokens,
-                                              prices)
+                                              prices, models_of)
                 for line in lines:
                     print(f"{full}: {line}")
             else:
