@@ -71,9 +71,16 @@ def test_pair_meetings_in_the_band_on_every_shape_whose_counts_allow_it(seats):
             allowed += 1
             low, high = pair_band(players, seats, per_player)
             meetings = schedule(players, seats, per_player, 20220722).pair_counts().values()
-            if (players, seats, per_player) not in NOT_REACHED:
-                assert low <= min(meetings) and max(meetings) <= high, (players, seats, per_player)
+            reached = low <= min(meetings) and max(meetings) <= high
+            # docs/arena.md lists the misses: one reached now, or one more, is a page to update
+            assert reached == ((players, seats, per_player) not in NOT_REACHED), (players, seats, per_player)
     assert allowed >= 30  # the grid is not empty under the conditions
+
+
+def test_the_grid_docs_arena_states_has_316_shapes_whose_counts_allow_the_band():
+    shapes = [(p, s, t) for s in range(2, 7) for p in range(s + 1, 13) for t in range(1, 11)]
+    assert sum(pair_band_counts_allow(*shape) for shape in shapes) == 316
+    assert NOT_REACHED <= {shape for shape in shapes if pair_band_counts_allow(*shape)}
 
 
 @pytest.mark.parametrize("players,seats,per_player,why", [
