@@ -14,7 +14,7 @@ ROSTER.yaml CELL`` prices each model at its own prices. ::
         base_url: https://api.openai.com/v1 # optional: else OPENAI_BASE_URL, else OpenAI's
         api_key_env: OPENAI_API_KEY         # the environment variable that holds its key, never the key
         args: {temperature: 0.7}            # optional completion args (docs/configuration.md)
-        price: {input: 2.5, output: 10}     # optional: per million prompt and completion tokens
+        prices: {input: 2.5, output: 10}    # optional: per million prompt and completion tokens
       - builtin: econarena/nash             # a built-in player: no endpoint, no key, no cost
 
 The file is read as hostile: bounded in size, parsed by ``yaml.safe_load`` (and ``yaml.compose`` for
@@ -38,7 +38,7 @@ MAX_ROSTER_BYTES = 1024 * 1024  # a roster of a thousand models with their args 
 MAX_PLAYERS = 1000
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,99}$")  # no comma: oaieval's roster is comma-joined
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-MODEL_KEYS = {"name", "model", "base_url", "api_key_env", "args", "price"}
+MODEL_KEYS = {"name", "model", "base_url", "api_key_env", "args", "prices"}
 # args the entry's own fields set, and the key itself, which a versioned file must never hold
 RESERVED_ARGS = {"model", "api_base", "api_key", "api_key_env", "azure_endpoint", "registry"}
 SECRET_WORDS = re.compile(r"(^|_)(key|secret|token|password)$", re.I)
@@ -56,7 +56,7 @@ class Player:
     base_url: Optional[str] = None
     api_key_env: Optional[str] = None
     args: dict[str, Any] = field(default_factory=dict)
-    price: Optional[tuple[float, float]] = None  # (input, output) per million tokens
+    prices: Optional[tuple[float, float]] = None  # (input, output) per million tokens
 
 
 @dataclass
@@ -161,14 +161,14 @@ def _player(item: Any, line: int, builtins: set[str]) -> Player:
         if not (v is None or isinstance(v, (str, bool, int, float))) or (isinstance(v, str) and len(v) > 10_000):
             raise RosterError(f"{at}: arg {k}: a number, true/false or a text (JSON as text) of at most 10,000 "
                               "characters")
-    price = item.get("price")
+    given = item.get("prices")
     priced: Optional[tuple[float, float]] = None
-    if price is not None:
-        if not isinstance(price, dict) or set(map(str, price)) - {"input", "output"}:
-            raise RosterError(f"{at}: price is {{input: X, output: Y}} per million tokens")
-        pin, pout = _number(price.get("input", 0)), _number(price.get("output", 0))
+    if given is not None:
+        if not isinstance(given, dict) or set(map(str, given)) - {"input", "output"}:
+            raise RosterError(f"{at}: prices are {{input: X, output: Y}} per million tokens")
+        pin, pout = _number(given.get("input", 0)), _number(given.get("output", 0))
         if pin is None or pout is None:
-            raise RosterError(f"{at}: price input and output must be numbers >= 0")
+            raise RosterError(f"{at}: prices input and output must be numbers >= 0")
         priced = (pin, pout)
     return Player(name, line, model, base_url, key_env, dict(args), priced)
 

@@ -219,8 +219,8 @@ def melee_lines(names: Sequence[str], models: Sequence[Optional[str]], estimates
     priced = [(est, prices[name]) for name, model, est in zip(names, models, estimates)
               if prices and model is not None and name in prices]
     if len(priced) > 1:  # the models at their own prices, in all
-        expected = sum(_costs(est, *price)[0] for est, price in priced)
-        most = sum(_costs(est, *price)[1] for est, price in priced)
+        expected = sum(_costs(est, *at)[0] for est, at in priced)
+        most = sum(_costs(est, *at)[1] for est, at in priced)
         lines.append(f"the {len(priced)} models priced, in all: cost ~{expected:.2f} expected, at most {most:.2f}")
     builtin = [(name, est) for name, model, est in zip(names, models, estimates) if model is None]
     if builtin:
@@ -436,7 +436,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         roster = [p.name for p in lab.players]
         models_of = {p.name: p.model for p in lab.players}
         prices = {**{n: (args.price_in, args.price_out) for n in roster},
-                  **{p.name: p.price for p in lab.players if p.price is not None}}
+                  **{p.name: p.prices for p in lab.players if p.prices is not None}}
     total: Optional[Estimate] = None
     try:
         names = evals_of(args.eval)

@@ -22,12 +22,12 @@ players:
     base_url: {a}
     api_key_env: LAB_KEY_A
     args: {{temperature: 0.2}}
-    price: {{input: 1.0, output: 4.0}}
+    prices: {{input: 1.0, output: 4.0}}
   - name: lab/beta
     model: beta-2
     base_url: {b}
     api_key_env: LAB_KEY_B
-    price: {{input: 3, output: 15}}
+    prices: {{input: 3, output: 15}}
   - builtin: econarena/nash
   - builtin: econarena/random
   - builtin: econarena/human
@@ -89,8 +89,8 @@ BAD = [
     ("players:\n  - builtin: econarena/nash\n  - name: lab/x\n    model: m\n    base_url: https://u:pw@host/v1\n",
      "line 3 (lab/x): base_url must be an http(s) URL without user or password"),
     ("players:\n  - builtin: econarena/nash\n  - name: 'a,b'\n    model: m\n", "line 3: name must be"),
-    ("players:\n  - builtin: econarena/nash\n  - name: lab/x\n    model: m\n    price: {input: -1}\n",
-     "line 3 (lab/x): price input and output must be numbers >= 0"),
+    ("players:\n  - builtin: econarena/nash\n  - name: lab/x\n    model: m\n    prices: {input: -1}\n",
+     "line 3 (lab/x): prices input and output must be numbers >= 0"),
     ("players:\n  - builtin: econarena/nash\n", "players must be a list of 2 to 1000 players"),
     ("players: [\n  - oops\n", "not YAML"),
     ("roster: []\n", "a roster is a mapping with one key, players"),
