@@ -2,7 +2,8 @@
 of a melee's rating played again among themselves.
 
 It reads the ``arena`` section of an ``econarena-report`` (``report.json``, or the folder holding it),
-takes the melee column's players best first, and runs the real ``oaieval`` on the same eval (cell
+takes the melee column's players best first (each by the completion fn the melee's command line
+named it by, from its log's players event), and runs the real ``oaieval`` on the same eval (cell
 and split), with the same tables per player and seed as that melee's log says, the top five as the
 roster and ``environment=senior``: a condition of its own, so the report shows it as a column of
 its own beside the melee. Every argument after the options goes to ``oaieval`` unchanged (a
@@ -21,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from ..log.format import PLAYERS_EVENT
 from ..log.jsonl import iter_rows
 from .config import melee_args
 from .run_set import run_child
@@ -72,6 +74,25 @@ def top_players(entry: Any, column: str, top: int) -> list[str]:
     return chosen
 
 
+PLAYERS_WITHIN = 50  # rows of a log's head where its players event is looked for (it is the first event)
+
+
+def fn_names(log: Path) -> dict[str, str]:
+    """A player's name in the report -> the completion fn the command line named it by (``lab/gpt-4o``
+    for ``lab/gpt-4o:gpt-4o``), from the log's players event; none for a log without one."""
+    out: dict[str, str] = {}
+    for n, (_, row) in enumerate(iter_rows(log)):
+        data = row.get("data") if row.get("type") == PLAYERS_EVENT else None
+        if isinstance(data, dict) and isinstance(data.get("players"), list):
+            for p in data["players"]:
+                if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("cli_name"), str):
+                    out[p["name"]] = p["cli_name"]
+            break
+        if n >= PLAYERS_WITHIN:
+            break
+    return out
+
+
 def melee_of(log: Path) -> tuple[str, int, Any]:
     """(eval name, tables per player, seed) of the melee a log played, from its run spec."""
     if not log.is_file():
@@ -114,6 +135,13 @@ def command(report: Path, out: Path, column: Optional[str], top: int, passed: Se
     if not isinstance(log, str) or not log:
         raise Refused(f"arena column {column!r}: no log named")
     name, per_player, seed = melee_of(Path(log))
+    # the report names a player as the log does (a model's fn with its model); oaieval takes the fn
+    named = fn_names(Path(log))
+    fns = [named.get(p, p) for p in roster]
+    if len(set(fns)) != len(fns):
+        raise Refused(f"arena column {column!r}: two of the top players are one completion fn with other "
+                      "--completion_args; give each its own fn (a roster file) to play them again")
+    roster = fns
     record = out / f"{name.split('.')[1]}.senior.jsonl"
     args = [oaieval, ",".join(roster), name, "--extra_eval_params",
             f"environment=senior,tables_per_player={per_player}", "--record_path", str(record)]

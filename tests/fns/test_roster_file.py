@@ -50,12 +50,20 @@ def test_a_roster_file_plays_each_model_on_its_own_endpoint_with_its_own_key(tmp
         log = tmp_path / "melee.jsonl"
         run_cli([cli("oaieval"), fns, "econarena.beauty_L_melee", "--registry_path", str(tmp_path / "reg"),
                  "--extra_eval_params", "tables_per_player=2", "--record_path", str(log)], env, cwd=tmp_path)
+        asked = len(a.requests) + len(b.requests)
+        asked_a = [r["body"] for r in a.requests if r["path"].endswith("/chat/completions")]  # the melee's
+        asked_b = [r["body"] for r in b.requests if r["path"].endswith("/chat/completions")]
+        # the senior table of this melee plays the models again by their completion fns, through the registry
+        run_cli([cli("econarena-report"), str(log), "--out", str(tmp_path / "report")], base_env(), cwd=tmp_path)
+        run_cli([cli("econarena-senior"), str(tmp_path / "report"), "--out", str(tmp_path / "senior"),
+                 "--registry_path", str(tmp_path / "reg")], env, cwd=tmp_path)
+        senior = read_log(tmp_path / "senior" / "beauty_L_melee.senior.jsonl")
+        assert sorted(senior.spec["completion_fns"]) == sorted(fns.split(","))  # five players: all of them
+        assert senior.final_report["sessions"] == 2 and len(a.requests) + len(b.requests) > asked
     finally:
         a.stop()
         b.stop()
     # each endpoint was asked for its own model only, with its own key, and the temperature its args say
-    asked_a = [r["body"] for r in a.requests if r["path"].endswith("/chat/completions")]
-    asked_b = [r["body"] for r in b.requests if r["path"].endswith("/chat/completions")]
     assert asked_a and {r["model"] for r in asked_a} == {"alpha-1"}
     assert asked_b and {r["model"] for r in asked_b} == {"beta-2"}
     assert {auth for _, _, auth in a.seen} == {"Bearer sk-alpha-secret"}
