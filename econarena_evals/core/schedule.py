@@ -33,6 +33,10 @@ from typing import Any, Optional, Sequence
 OUT_OF_BAND = 4.0
 # searches for pair meetings in the band before the best one found is taken
 SEARCHES = 4
+# the most swaps one search tries: a large roster the band is out of reach for (100 players, 5 seats,
+# 20 tables each) would otherwise hold its run's start for a minute; tables of up to 125 seats in all
+# search their full 400 swaps a seat
+MAX_STEPS = 50_000
 
 
 @dataclass(frozen=True)
@@ -285,7 +289,7 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
     best, best_tables = total, [list(t) for t in tables]
     if steps == 0:
         return not bad, total
-    steps = 400 * len(tables) * seats if steps is None else steps
+    steps = min(400 * len(tables) * seats, MAX_STEPS) if steps is None else steps
     check_every = 4 * len(tables)
     for step in range(steps):
         if step % check_every == 0:
