@@ -136,6 +136,8 @@ setup(
             "econarena-report=econarena_evals.report.build:main",
             "econarena-plan=econarena_evals.run.plan:main",
             "econarena-run=econarena_evals.run.run_set:main",
+            "econarena-senior=econarena_evals.run.senior:main",
+            "econarena-roster=econarena_evals.fns.roster:main",
             # a built-in player as a local OpenAI-compatible endpoint (any harness; vf-eval's --client.base-url)
             "econarena-serve=econarena_evals.on_verifiers.serve:main",
         ],

@@ -8,13 +8,14 @@ seats from a roster of ``players`` (indices 0 .. players - 1), fixed by the seed
 - **seat positions**: each player sits in each seat position as often as in any other, within one
   (no player keeps the lowest seat's tie-break, or the first seat of every prompt);
 - **pairs**: each pair of players meets (sits at one table) within one of the mean number of
-  meetings, where the number of tables allows it; a roster no larger than a table meets in full at
-  every table.
+  meetings, where the design allows it (``pair_band_counts_allow`` states what counting requires;
+  docs/arena.md what is reached); a roster no larger than a table meets in full at every table.
 
 How: the tables are filled one by one with the players that have sat least (ties broken by fewest
 meetings with those already seated, then by the seed's draw), which keeps the first balance; a
-seeded local search then swaps players between tables (which keeps it) while that brings the pair
-meetings closer to their mean; last, each table's seats are given out so that each player's seat
+seeded local search then swaps players between tables (which keeps it) while the sum of squared
+meetings falls, and where that leaves pairs outside the band of one around their mean, a seeded
+annealing goes on from there; last, each table's seats are given out so that each player's seat
 positions even out, and any player still two apart in two positions is mended by swapping seats
 along a chain of tables (de Werra's equitable colouring: it always exists). Pure Python, no I/O:
 the same arguments give the same schedule on every machine.
@@ -26,6 +27,16 @@ import math
 import random
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
+
+# what a pair meeting outside the band of one around the mean costs the search, per step out,
+# squared, beyond its squared distance from the mean
+OUT_OF_BAND = 4.0
+# searches for pair meetings in the band before the best one found is taken
+SEARCHES = 4
+# the most swaps one search tries: a large roster the band is out of reach for (100 players, 5 seats,
+# 20 tables each) would otherwise hold its run's start for a minute; tables of up to 125 seats in all
+# search their full 400 swaps a seat
+MAX_STEPS = 50_000
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,40 @@ def table_count(players: int, seats: int, tables_per_player: int) -> int:
     return math.ceil(players * tables_per_player / min(players, seats))
 
 
+def pair_band(players: int, seats: int, tables_per_player: int) -> tuple[int, int]:
+    """The band of one around the mean pair meetings, as whole numbers: (lowest, highest)."""
+    n_tables = table_count(players, seats, tables_per_player)
+    if players <= seats:
+        return n_tables, n_tables
+    mean = n_tables * seats * (seats - 1) / (players * (players - 1))
+    return max(0, math.ceil(mean - 1 - 1e-9)), math.floor(mean + 1 + 1e-9)
+
+
+def pair_band_counts_allow(players: int, seats: int, tables_per_player: int) -> bool:
+    """Whether counting allows every pair's meetings in ``pair_band``: necessary, not sufficient.
+
+    With seat counts held within one, a player of ``r`` seats meets ``r × (seats - 1)`` others in all,
+    so the band must hold those sums: the meetings less the band's low end are the edges of a
+    multigraph with at most (high - low) edges a pair and those degrees, which exists exactly when
+    Chungphaisan's condition holds (Erdős–Gallai's, for a band of two values). And two players that
+    meet high + 1 times share high + 1 tables, so no (high + 1)-set of tables may lie in the tables of
+    two players: the sum over players of C(r, high + 1) is at most C(tables, high + 1)."""
+    n_tables = table_count(players, seats, tables_per_player)
+    if players <= seats:
+        return True
+    low, high = pair_band(players, seats, tables_per_player)
+    q, extra = divmod(n_tables * seats, players)
+    counts = [q + 1] * extra + [q] * (players - extra)
+    if sum(math.comb(r, high + 1) for r in counts) > math.comb(n_tables, high + 1):
+        return False
+    b = high - low
+    degrees = sorted((r * (seats - 1) - (players - 1) * low for r in counts), reverse=True)
+    if any(d < 0 or d > b * (players - 1) for d in degrees):
+        return False
+    return all(sum(degrees[:m]) <= b * m * (m - 1) + sum(min(b * m, d) for d in degrees[m:])
+               for m in range(1, players + 1))
+
+
 def _check(players: int, seats: int, tables_per_player: int) -> None:
     if players < 2:
         raise ValueError(f"a tournament needs at least 2 players, got {players}")
@@ -98,8 +143,29 @@ def schedule(players: int, seats: int, tables_per_player: int, seed: Any) -> Sch
     rng = _rng(seed, players, seats, tables_per_player)
     members = _members(players, seats, n_tables, rng)
     if players > seats:
-        _even_pairs(members, players, rng)
+        # where the first search leaves pairs out of the band, the annealing starts from the first
+        # fill (its local minima are not the first search's), again on the seed's next draws where
+        # one try does not get there (a few do where one does not); the lowest cost found is kept
+        fill = [list(t) for t in members]
+        if not _first_search(members, players, rng):
+            found = (_even_pairs(members, players, rng, steps=0)[1], members)
+            for _ in range(SEARCHES):
+                trial = [list(t) for t in fill]
+                reached, cost = _even_pairs(trial, players, rng)
+                if cost < found[0]:
+                    found = (cost, trial)
+                if reached:
+                    break
+            members = found[1]
     return Schedule(players, seats, tuple(tuple(t) for t in _positions(members, players, seats, rng)))
+
+
+def seat_roster(names: Sequence[str], seats: int, tables_per_player: int, seed: Any) -> Schedule:
+    """The schedule of a roster given by name, in terms of its own order: drawn for the names sorted,
+    so that the order a command line lists them in changes no table, seat or seed."""
+    drawn = schedule(len(names), seats, tables_per_player, seed)
+    by_name = sorted(range(len(names)), key=lambda i: names[i])
+    return Schedule(drawn.players, seats, tuple(tuple(by_name[p] for p in t) for t in drawn.tables))
 
 
 def _members(players: int, seats: int, n_tables: int, rng: random.Random) -> list[list[int]]:
@@ -127,10 +193,12 @@ def _members(players: int, seats: int, n_tables: int, rng: random.Random) -> lis
     return tables
 
 
-def _even_pairs(tables: list[list[int]], players: int, rng: random.Random) -> None:
-    """Swap players between tables (each keeps its number of seats) while the sum of squared pair
-    meetings falls, or stays (a sideways step, half the time), until every pair is within one of the
-    mean or the search's budget is spent. Half the swaps are aimed: a pair that meets too often is
+def _first_search(tables: list[list[int]], players: int, rng: random.Random) -> bool:
+    """The first search, kept as it was when melee logs were first written (schedules it brings into
+    the band stay the same; ``_even_pairs`` takes over where it does not). Swap players between tables
+    (each keeps its number of seats) while the sum of squared pair meetings falls, or stays (a sideways
+    step, half the time), until every pair is within one of the mean or the search's budget is spent.
+    True if it got there. Half the swaps are aimed: a pair that meets too often is
     parted, one that meets too seldom brought together. Tables hold distinct players here."""
     meet = [[0] * players for _ in range(players)]
     at: list[set[int]] = [set() for _ in range(players)]  # the tables each player sits at
@@ -150,7 +218,7 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random) -> No
         if step % check_every == 0:
             bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
             if not bad:
-                return
+                return True
         move = _aimed(tables, at, meet, rng.choice(bad), high, rng) if rng.random() < 0.5 else None
         if move is None:
             t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
@@ -186,6 +254,91 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random) -> No
         at[a].add(t2)
         at[b].remove(t2)
         at[b].add(t1)
+    return False
+
+
+def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
+                steps: Optional[int] = None) -> tuple[bool, float]:
+    """Swap players between tables (each keeps its number of seats, so the first balance holds) until
+    every pair is within one of the mean or the search's budget is spent: a seeded annealing on the
+    sum of squared distances from the mean, where a meeting outside the band of one costs
+    ``OUT_OF_BAND`` more per step out (a sum of squares alone stalls in local minima with a few pairs
+    two off). Worse swaps are taken with a chance that falls as the search goes on. Half the swaps
+    are aimed: a pair that meets too often is parted, one that meets too seldom brought together.
+    The best state looked at is kept. Tables hold distinct players here. Returns (every pair in the
+    band, the cost of the tables left); ``steps=0`` only says so of the tables as they are."""
+    meet = [[0] * players for _ in range(players)]
+    at: list[set[int]] = [set() for _ in range(players)]  # the tables each player sits at
+    for t, members in enumerate(tables):
+        for a in members:
+            at[a].add(t)
+            for b in members:
+                if a != b:
+                    meet[a][b] += 1
+    seats = len(tables[0])
+    mean = len(tables) * seats * (seats - 1) / (players * (players - 1))
+    low, high = math.ceil(mean - 1 - 1e-9), math.floor(mean + 1 + 1e-9)
+
+    def cost(m: int) -> float:
+        out = max(0, low - m, m - high)
+        return (m - mean) ** 2 + OUT_OF_BAND * out * out
+
+    pairs = [(a, b) for a in range(players) for b in range(a + 1, players)]
+    bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
+    total = sum(cost(meet[a][b]) for a, b in pairs)
+    best, best_tables = total, [list(t) for t in tables]
+    if steps == 0:
+        return not bad, total
+    steps = min(400 * len(tables) * seats, MAX_STEPS) if steps is None else steps
+    check_every = 4 * len(tables)
+    for step in range(steps):
+        if step % check_every == 0:
+            bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
+            if not bad:
+                return True, total
+            if total < best - 1e-9:  # looked at now and then: a copy at every better step costs too much
+                best, best_tables = total, [list(t) for t in tables]
+        move = _aimed(tables, at, meet, rng.choice(bad), high, rng) if rng.random() < 0.5 else None
+        if move is None:
+            t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
+            a, b = rng.choice(tables[t1]), rng.choice(tables[t2])
+        else:
+            t1, a, t2, b = move
+        if t1 == t2 or t2 in at[a] or t1 in at[b]:
+            continue
+        # a leaves t1 for t2, b leaves t2 for t1: how each pair's meetings change (a player at both
+        # tables meets a and b either way), and what that does to the cost
+        change: dict[tuple[int, int], int] = {}
+        for x in tables[t1]:
+            if x != a:
+                change[(a, x)] = change.get((a, x), 0) - 1
+                change[(b, x)] = change.get((b, x), 0) + 1
+        for y in tables[t2]:
+            if y != b:
+                change[(b, y)] = change.get((b, y), 0) - 1
+                change[(a, y)] = change.get((a, y), 0) + 1
+        delta = 0.0
+        for (u, v), d in change.items():
+            if d:
+                delta += cost(meet[u][v] + d) - cost(meet[u][v])
+        heat = 0.6 * (1 - step / steps) + 0.02  # falls from 0.62 to 0.02 over the budget
+        if delta > 0 and rng.random() >= math.exp(-delta / heat):
+            continue
+        if delta == 0 and rng.random() < 0.5:
+            continue
+        for (u, v), d in change.items():
+            meet[u][v] += d
+            meet[v][u] += d
+        tables[t1][tables[t1].index(a)] = b
+        tables[t2][tables[t2].index(b)] = a
+        at[a].remove(t1)
+        at[a].add(t2)
+        at[b].remove(t2)
+        at[b].add(t1)
+        total += delta
+    if total > best + 1e-9:
+        tables[:] = best_tables
+    return False, min(total, best)
 
 
 def _aimed(tables: list[list[int]], at: list[set[int]], meet: list[list[int]], pair: tuple[int, int], high: int,

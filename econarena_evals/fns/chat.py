@@ -147,6 +147,7 @@ class ChatCompletionFn(CompletionFn):
         model: Optional[str] = None,
         api_base: Optional[str] = None,
         api_key: Optional[str] = None,
+        api_key_env: Optional[str] = None,
         reasoning: Any = "auto",
         reasoning_effort: Optional[str] = None,
         temperature: Optional[float] = None,
@@ -184,6 +185,12 @@ class ChatCompletionFn(CompletionFn):
                                  "or OPENAI_API_VERSION")
             self.azure = (str(endpoint), str(azure_deployment or self.model), str(version))
             api_key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+        if api_key_env is not None and api_key is None:
+            # a roster file names the variable that holds the key (never the key): read here, at start
+            api_key = os.environ.get(str(api_key_env)) or None
+            if api_key is None:
+                raise ValueError(f"econarena/chat ({self.model}): the key's environment variable {api_key_env} "
+                                 "is not set")
         self.api_base = None if self.azure else (api_base or os.environ.get("OPENAI_BASE_URL") or None)
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
         if self.api_key is None and self.api_base is not None:

@@ -52,8 +52,11 @@ _GAME_PARAMS = frozenset(f.name for f in param_fields())
 GROUPS = {"cell": CellArgs, "sampling": Sampling, "policy": CallPolicy}
 # seating (the cell's opponents; a melee: the roster's tournament and each player's tables in it), and
 # where to resume from (not a condition)
-OTHER_ARGS = {"opponents": None, "melee": None, "tables_per_player": None, "resume_from": None}
+OTHER_ARGS = {"opponents": None, "melee": None, "tables_per_player": None, "environment": None, "resume_from": None}
 TABLES_PER_PLAYER = 20  # a melee's tables per player when the cell does not say
+# what a melee's roster is, in the paper's names: the whole roster (the default), or "senior", the top
+# five of a melee's rating played again (``econarena-senior``); a condition, so its own report column
+ENVIRONMENTS = ("melee", "senior")
 
 
 def melee_args(args: Mapping[str, Any]) -> Optional[int]:
@@ -68,6 +71,20 @@ def melee_args(args: Mapping[str, Any]) -> Optional[int]:
     if tables < 1:
         raise ValueError(f"eval arg tables_per_player must be >= 1, got {given!r}")
     return tables
+
+
+def environment(args: Mapping[str, Any]) -> Optional[str]:
+    """A melee's environment as given (None: the default, the whole roster); a bad one refused."""
+    given = args.get("environment")
+    if given is None:
+        return None
+    if melee_args(args) is None:
+        raise ValueError("eval arg environment is a melee's: give it to a *_melee cell (melee: true)")
+    if str(given) not in ENVIRONMENTS:
+        raise ValueError(f"eval arg environment must be one of {', '.join(ENVIRONMENTS)}, got {given!r}")
+    return str(given)
+
+
 ENV_MAX_CONCURRENCY = "ECONARENA_MAX_CONCURRENCY"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Optional, Sequence
 
@@ -27,7 +27,7 @@ from ..calls.state import CALL_STATE
 from ..core.answers import what_scores
 from ..core.closest import with_closest
 from ..core.prompts import prompt_text
-from ..core.schedule import Schedule, schedule
+from ..core.schedule import Schedule, seat_roster
 from ..core.sessions import Session, seat_players
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
@@ -57,7 +57,7 @@ from ..log.format import (
 )
 from ..score.table import SeatReply, SeatRequest, Table
 from . import config, disk, resume
-from .plan import estimate_cell, melee_line
+from .plan import estimate_cell, estimate_players, melee_lines
 from .progress import interval_asked
 from .shell import Shell
 
@@ -112,6 +112,7 @@ class EconArena(evals.Eval):
         self.opponent_names = [str(n) for n in (opponents or [])]
         # a melee: the completion fns are the roster, seated at tables by the schedule (core/schedule)
         self.tables_per_player = config.melee_args(ours)
+        config.environment(ours)  # a melee's environment (senior: a melee's top five again) refused if bad
         self.schedule: Optional[Schedule] = None  # made in run(), from the roster and the eval's seed
         players = len(self.completion_fns) + len(self.opponent_names)
         if self.tables_per_player is not None:
@@ -176,7 +177,9 @@ class EconArena(evals.Eval):
                            resumption.kept_calls)
         fn = self.roster[0][1]
         builtin = [isinstance(f, BuiltinPlayer) for _, f in self.roster]  # they send no request, cost nothing
-        sending = not all(builtin)  # a run of built-in players alone: the plan counts their calls
+        # a run of built-in players alone: the self-play plan counts their calls; a melee's never
+        # reserves tokens for a player that sends nothing
+        sending = not all(builtin) or self.schedule is not None
 
         def sends(session: int, seat: int) -> bool:
             return not sending or not builtin[self._seating(session)[seat - 1]]
@@ -184,19 +187,28 @@ class EconArena(evals.Eval):
         estimate = estimate_cell(self.cell, to_play, getattr(fn, "model", None),
                                  reserved_completion_tokens(fn, self.sampling_kwargs), kept=self._kept_call,
                                  sends=sends)
+        melee: list[str] = []
+        if self.schedule is not None:  # a melee: each player's own calls, token count and reserve
+            models = [None if b else str(getattr(f, "model", None) or name)
+                      for (name, f), b in zip(self.roster, builtin)]
+            each = estimate_players(self.cell, to_play, self._seating, models,
+                                    [reserved_completion_tokens(f, self.sampling_kwargs) for _, f in self.roster],
+                                    kept=self._kept_call)
+            mine = [e for e, m in zip(each, models) if m is not None]
+            estimate.prompt_tokens = sum(e.prompt_tokens for e in mine)
+            estimate.completion_reserved = sum(e.completion_reserved for e in mine)
+            estimate.completion_expected = sum(e.completion_expected for e in mine)
+            if len({e.counted for e in mine}) > 1:
+                estimate.counted = "each model's own count"
+            melee = melee_lines(self.player_names, models, each, len(self.schedule.tables), self.cell.seats,
+                                self.cell.runs)
         estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
         # the built-in players' calls are made too (the progress line counts every answered call)
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
         progress = shell.plan(estimate, builtin_calls)
-        if self.schedule is not None:  # a melee: the schedule's size and each player's calls, before any call
-            per_player = dict.fromkeys(self.player_names, 0)
-            for s in to_play:
-                for seat, p in enumerate(self._seating(s.index), start=1):
-                    per_player[self.roster[p][0]] += sum(not self._kept_call(s.index, run, seat)
-                                                         for run in range(self.cell.runs))
-            shell.say(f"econarena: plan: {self.name}: "
-                      + melee_line(per_player, len(self.schedule.tables), self.cell.seats, estimate))
+        for line in melee:  # the schedule's size and each model's calls, before any call
+            shell.say(f"econarena: plan: {self.name}: {line}")
         self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})
         if self._waves is not None:
             shell.batch_plan(estimate, self._waves)
@@ -229,9 +241,8 @@ class EconArena(evals.Eval):
         The schedule seats the roster by name, so the order the command line lists it in changes nothing."""
         if not sessions:
             raise ValueError("a melee needs at least one session in its samples file")
-        drawn = schedule(len(self.roster), self.cell.seats, self.tables_per_player, self.seed)
-        by_name = sorted(range(len(self.roster)), key=lambda i: self.roster[i][0])
-        self.schedule = replace(drawn, tables=tuple(tuple(by_name[p] for p in t) for t in drawn.tables))
+        self.schedule = seat_roster([name for name, _ in self.roster], self.cell.seats, self.tables_per_player,
+                                    self.seed)
         return [Session(k, sessions[k % len(sessions)].drawn) for k in range(len(self.schedule.tables))]
 
     def _seating(self, session: int) -> Sequence[int]:

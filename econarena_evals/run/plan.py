@@ -28,11 +28,15 @@ import yaml
 from ..calls.batches import MAX_LINES
 from ..core.option_domains import outside_domain
 from ..core.prompts import PastRun, prompt_text
+from ..core.schedule import seat_roster
 from ..core.sessions import CellConfig, Session, history_window, waves
 from ..fns.registry_files import packaged_registries
+from ..fns.roster import RosterError
+from ..fns.roster import load as load_roster
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
+from .config import melee_args
 from .evalset import members
 
 OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)")
@@ -121,6 +125,8 @@ class Estimate:
         calls = f"{self.calls:,} seat calls ({sessions})"
         if self.kept:
             calls = f"{self.kept:,} seat calls kept from the log resumed from, {self.calls:,} to send ({sessions})"
+        if not self.calls and not self.prompt_tokens:  # nothing goes out: no tokens to count or reserve
+            return f"{calls}: no request to send"
         return (f"{calls}; prompts ~{self.prompt_tokens:,} tokens "
                 f"(counted by {self.counted}); completions reserve up to {self.completion_reserved:,} tokens, "
                 f"~{self.completion_expected:,} expected ({self.expected_words()})")
@@ -133,22 +139,100 @@ class Estimate:
         return f"~{TYPICAL_REPLY_TOKENS} a reply, typical of a model that explains its answer"
 
 
-def melee_line(per_player: Mapping[str, int], tables: int, seats: int, estimate: Estimate) -> str:
-    """A melee's plan: the schedule's size and each player's seat calls to send (players that send the
-    same number said once), and what a call carries; the cost at given prices is ``econarena-plan``'s."""
-    groups: dict[int, list[str]] = {}
-    for player, calls in per_player.items():
-        groups.setdefault(calls, []).append(player)
-    parts = []
-    for calls, players in sorted(groups.items(), reverse=True):
-        who = ", ".join(players) if len(players) <= 3 else f"{len(players)} players"
-        parts.append(f"{calls:,} for {who}")
-    per_call = ""
-    if estimate.calls:
-        per_call = (f"; a call ~{estimate.prompt_tokens // estimate.calls:,} prompt tokens and "
-                    f"~{estimate.completion_expected // estimate.calls:,} completion tokens")
-    return (f"melee of {len(per_player)} players at {tables} tables of {seats} seats; seat calls to send: "
-            + "; ".join(parts) + per_call)
+def estimate_players(cell: CellConfig, sessions: Sequence[Session], seating: Callable[[int], Sequence[int]],
+                     models: Sequence[Optional[str]], max_tokens: Sequence[int],
+                     kept: Optional[Callable[[int, int, int], bool]] = None) -> list[Estimate]:
+    """A melee's seat calls player by player, in one pass: ``seating(session)`` names the roster entry
+    in each seat; ``models[p]`` is what player ``p``'s requests name (its own token count), None for a
+    built-in player, whose calls are counted but carry no tokens (it sends no request); each player
+    reserves its own ``max_tokens[p]``. Calls ``kept(session, run, seat)`` are a resumed run's."""
+    counters = [token_counter(m) for m in models]
+    out = [Estimate(0, 0, 0, 0, counters[p][1]) for p in range(len(models))]
+    game = get_game(cell.game)
+    for session in sessions:
+        seated = seating(session.index)
+        for p in set(seated):
+            out[p].sessions += 1
+        for run in range(cell.runs):
+            past: Optional[list[PastRun]] = None
+            for seat in range(1, cell.seats + 1):
+                p = seated[seat - 1]
+                if kept is not None and kept(session.index, run, seat):
+                    out[p].kept += 1
+                    continue
+                out[p].calls += 1
+                if models[p] is None:
+                    continue
+                if past is None:
+                    past = _typical_past(cell, session, run)
+                messages = game.seat_prompt(cell, session, run, seat, past)
+                out[p].prompt_tokens += counters[p][0](prompt_text(messages)) + MESSAGE_OVERHEAD * len(messages) + 3
+    for p, est in enumerate(out):
+        if models[p] is not None:
+            est.completion_reserved = est.calls * max_tokens[p]
+            est.completion_expected = est.calls * typical_reply(max_tokens[p])
+    return out
+
+
+Prices = Mapping[str, tuple[Optional[float], Optional[float]]]  # player -> (per million prompt, completion tokens)
+
+
+def _costs(est: Estimate, price_in: Optional[float], price_out: Optional[float],
+           share: float = 1.0) -> tuple[float, float]:
+    """(expected, at most) of ``est`` at these prices per million tokens (a price not given: 0)."""
+    cost_in = est.prompt_tokens * (price_in or 0) / 1e6 * share
+    return (cost_in + est.completion_expected * (price_out or 0) / 1e6 * share,
+            cost_in + est.completion_reserved * (price_out or 0) / 1e6 * share)
+
+
+def cost_words(est: Estimate, price_in: Optional[float], price_out: Optional[float], share: float = 1.0) -> str:
+    """What ``est`` costs at these prices per million tokens: expected, and at most (every reply at max_tokens)."""
+    expected, most = _costs(est, price_in, price_out, share)
+    missing = [what for what, price in (("prompt", price_in), ("completion", price_out)) if price is None]
+    unpriced = f" (no {' or '.join(missing)} price given: counted as 0)" if missing else ""
+    return f"cost ~{expected:.2f} expected, at most {most:.2f}{unpriced}"
+
+
+def melee_lines(names: Sequence[str], models: Sequence[Optional[str]], estimates: Sequence[Estimate], tables: int,
+                seats: int, runs: int, prices: Optional[Prices] = None) -> list[str]:
+    """A melee's plan: the schedule's size and the calls in all (who sends them, who answers in
+    process), then one line for each model (its tables, calls, tokens and, at prices given, cost) and
+    one for the built-in players, which send no request and cost nothing."""
+    sent = sum(e.calls for e, m in zip(estimates, models) if m is not None)
+    local = sum(e.calls for e, m in zip(estimates, models) if m is None)
+    n_models = sum(m is not None for m in models)
+    plural = lambda n, word: f"{n:,} {word}" + ("" if n == 1 else "s")  # noqa: E731
+    lines = [f"melee of {len(names)} players at {plural(tables, 'table')} of {seats} seats, "
+             f"{plural(runs, 'run')} a table: "
+             f"{sent + local:,} seat calls, {sent:,} sent by {plural(n_models, 'model')}, {local:,} answered by "
+             f"{plural(len(names) - n_models, 'built-in player')} (no request, no cost)"]
+    for name, model, est in zip(names, models, estimates):
+        if model is None:
+            continue
+        kept = f" ({est.kept:,} kept from the log resumed from)" if est.kept else ""
+        line = (f"{name}: {est.calls:,} seat calls to send{kept} at {plural(est.sessions, 'table')}; prompts "
+                f"~{est.prompt_tokens:,} tokens ({est.counted}); completions reserve up to "
+                f"{est.completion_reserved:,} tokens, ~{est.completion_expected:,} expected")
+        if prices and name in prices:
+            line += "; " + cost_words(est, *prices[name])
+        lines.append(line)
+    priced = [(est, prices[name]) for name, model, est in zip(names, models, estimates)
+              if prices and model is not None and name in prices]
+    if len(priced) > 1:  # the models at their own prices, in all
+        expected = sum(_costs(est, *at)[0] for est, at in priced)
+        most = sum(_costs(est, *at)[1] for est, at in priced)
+        lines.append(f"the {len(priced)} models priced, in all: cost ~{expected:.2f} expected, at most {most:.2f}")
+    builtin = [(name, est) for name, model, est in zip(names, models, estimates) if model is None]
+    if builtin:
+        groups: dict[tuple[int, int], list[str]] = {}
+        for name, est in builtin:
+            groups.setdefault((est.calls, est.sessions), []).append(name)
+        parts = []
+        for (calls, at), who in sorted(groups.items(), reverse=True):
+            named = ", ".join(who) if len(who) <= 3 else f"{len(who)} of them"
+            parts.append(f"{named}: {calls:,} calls at {plural(at, 'table')}" + (" each" if len(who) > 1 else ""))
+        lines.append("built-in players, answered in process: " + "; ".join(parts))
+    return lines
 
 
 def typical_reply(max_tokens: int) -> int:
@@ -239,6 +323,70 @@ def estimate_eval(name: str, model: Optional[str], max_samples: Optional[int] = 
     return full, estimate_cell(cell, sessions, model, reserve)
 
 
+DEFAULT_SEED = 20220722  # oaieval's default --seed, as the eval gets it (the schedule is drawn from it)
+
+
+def builtin_players(roots: Optional[Sequence[Path]] = None) -> set[str]:
+    """The completion fns this package's registry ships as built-in players: they send no request."""
+    found: set[str] = set()
+    for root in roots or packaged_registries():
+        for path in sorted((root / "completion_fns").glob("*.yaml")):
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            if isinstance(loaded, dict):
+                found |= {str(name) for name, entry in loaded.items() if isinstance(entry, dict)
+                          and str(entry.get("class", "")).startswith("econarena_evals.fns.players:")}
+    return found
+
+
+def request_model(fn_name: str) -> str:
+    """What a completion fn's requests name, for counting their tokens: ``econarena/chat:NAME`` sends
+    NAME; another fn (evals' own, or one of the user's registry) is counted as its name says."""
+    return fn_name.split(":", 1)[1] if fn_name.startswith("econarena/chat:") else fn_name
+
+
+def is_melee(name: str) -> bool:
+    """True if the eval ``name`` is a melee cell (its roster is the completion fns)."""
+    return melee_args(eval_args(name)[1]) is not None
+
+
+def plan_melee(roster: Sequence[str], name: str, tables_per_player: Optional[int] = None, seed: Any = DEFAULT_SEED,
+               max_tokens: Optional[int] = None, prices: Optional[Prices] = None,
+               models_of: Optional[Mapping[str, Optional[str]]] = None) -> tuple[str, Estimate, list[str]]:
+    """(full name, what the models send in all, the plan's lines) of a melee cell played by ``roster`` (the
+    completion fns, as ``oaieval`` takes them): the schedule the eval will draw from the same roster,
+    seats, tables per player and seed, and each model's calls on the tables it will sit at.
+    ``models_of``: what each player's requests name, where a roster file says (None: built-in)."""
+    full, args, data = eval_args(name)
+    if tables_per_player is not None:
+        args["tables_per_player"] = tables_per_player
+    per_player = melee_args(args)
+    if per_player is None:
+        raise ValueError(f"{full} is no melee cell: one model plays it, not a roster")
+    if len(roster) < 2:
+        raise ValueError(f"a melee needs a roster of at least 2 completion fns, got {len(roster)}")
+    if len(set(roster)) != len(roster):
+        raise ValueError(f"the roster names a player twice: {sorted({n for n in roster if roster.count(n) > 1})}")
+    cell = check_cell(game_cell(args))
+    lines = (data / args["samples_jsonl"]).read_text(encoding="utf-8").splitlines()
+    sessions = [session_from_sample(json.loads(line), cell) for line in lines if line.strip()]
+    if not sessions:
+        raise ValueError(f"{full}: no session in its samples file")
+    drawn = seat_roster(list(roster), cell.seats, per_player, seed)
+    tables = [Session(k, sessions[k % len(sessions)].drawn) for k in range(len(drawn.tables))]
+    builtin = builtin_players()
+    models = [models_of[n] if models_of is not None and n in models_of else None if n in builtin else request_model(n)
+              for n in roster]
+    reserve = int(max_tokens if max_tokens is not None else args.get("max_tokens") or 0)
+    each = estimate_players(cell, tables, lambda k: drawn.tables[k], models, [reserve] * len(roster))
+    sent = [e for e, m in zip(each, models) if m is not None]
+    counted = {e.counted for e in sent}
+    total = Estimate(len(tables), sum(e.calls for e in sent), sum(e.prompt_tokens for e in sent),
+                     sum(e.completion_reserved for e in sent),
+                     counted.pop() if len(counted) == 1 else "each model's own count",
+                     completion_expected=sum(e.completion_expected for e in sent))
+    return full, total, melee_lines(list(roster), models, each, len(drawn.tables), cell.seats, cell.runs, prices)
+
+
 def evals_of(name: str) -> list[str]:
     try:
         return members(name)
@@ -250,8 +398,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="econarena-plan",
         description="Seat calls, tokens, time at a rate limit and cost of an eval or eval set, without any call.")
-    parser.add_argument("model", help="the model the requests name (for counting tokens), e.g. gpt-4o")
+    parser.add_argument("model", help="the model the requests name (for counting tokens), e.g. gpt-4o; for a melee "
+                        "cell, its roster as oaieval takes it: P1,P2,... (built-in players send nothing)")
     parser.add_argument("eval", help="an eval (econarena.beauty_L, econarena.beauty_L.test.v0) or an eval set (econarena)")
+    parser.add_argument("--tables_per_player", type=int, default=None,
+                        help="a melee's tables per player (default: the eval's), as --extra_eval_params gives it")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="as oaieval's --seed: a melee's schedule")
     parser.add_argument("--max_samples", type=int, default=None, help="as oaieval's --max_samples")
     parser.add_argument("--max_tokens", type=int, default=None, help="completion tokens reserved per call (default: the eval's)")
     parser.add_argument("--rpm", type=float, default=None, help="your requests-per-minute limit (0: none)")
@@ -270,15 +422,41 @@ def main(argv: Optional[list[str]] = None) -> int:
     if refused:
         print(f"econarena-plan: {refused}", file=sys.stderr)
         return 2
-    model = args.model.split(":", 1)[1] if args.model.startswith("econarena/chat:") else args.model
+    roster = args.model.split(",")
+    model = request_model(args.model)
+    prices = {n: (args.price_in, args.price_out) for n in roster} if args.price_in is not None or \
+        args.price_out is not None else None
+    models_of: Optional[dict[str, Optional[str]]] = None
+    if args.model.endswith((".yaml", ".yml")) and Path(args.model).is_file():  # a roster file: its own prices
+        try:
+            lab = load_roster(Path(args.model))
+        except RosterError as exc:
+            print(f"econarena-plan: {exc}", file=sys.stderr)
+            return 2
+        roster = [p.name for p in lab.players]
+        models_of = {p.name: p.model for p in lab.players}
+        prices = {**{n: (args.price_in, args.price_out) for n in roster},
+                  **{p.name: p.prices for p in lab.players if p.prices is not None}}
     total: Optional[Estimate] = None
     try:
         names = evals_of(args.eval)
         for name in names:
-            full, est = estimate_eval(name, model, args.max_samples, args.max_tokens)
-            said = f"{full}: {est.line()}"  # how tokens are counted and expected: said on the first line only
-            print(said.replace(f" (counted by {est.counted})", "").replace(f" ({est.expected_words()})", "")
-                  if total is not None else said)
+            if is_melee(name):  # the roster at the schedule's tables, each model on its own
+                if args.max_samples is not None:
+                    raise ValueError("--max_samples: a melee's tables are its schedule's; plan the whole of it")
+                full, est, lines = plan_melee(roster, name, args.tables_per_player, args.seed, args.max_tokens,
+                                              prices, models_of)
+                for line in lines:
+                    print(f"{full}: {line}")
+            else:
+                if len(roster) > 1:
+                    raise ValueError(f"{name} is played by one model; a roster of {len(roster)} plays melee cells")
+                if args.tables_per_player is not None:
+                    raise ValueError(f"--tables_per_player is a melee's; {name} is no melee cell")
+                full, est = estimate_eval(name, model, args.max_samples, args.max_tokens)
+                said = f"{full}: {est.line()}"  # how tokens are counted and expected: said on the first line only
+                print(said.replace(f" (counted by {est.counted})", "").replace(f" ({est.expected_words()})", "")
+                      if total is not None else said)
             total = est if total is None else total + est
     except (KeyError, OSError, ValueError) as exc:
         print(f"econarena-plan: {exc}", file=sys.stderr)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econarena_evals.core.schedule import schedule, table_count
+from econarena_evals.core.schedule import pair_band, pair_band_counts_allow, schedule, table_count
 
 rosters = st.tuples(st.integers(2, 14), st.integers(2, 7), st.integers(1, 12), st.integers(0, 2**32))
 
@@ -49,6 +49,52 @@ def test_pair_meetings_within_one_of_their_mean_where_the_design_allows(players,
     meetings = list(schedule(players, seats, per_player, 20220722).pair_counts().values())
     mean = sum(meetings) / len(meetings)
     assert all(abs(m - mean) <= 1 for m in meetings), (min(meetings), max(meetings), mean)
+
+
+# Shapes of the grid below whose counts allow the band but where the schedule at oaieval's default
+# seed does not reach it (docs/arena.md lists them): most are covering or packing problems with no
+# design at all (9 players at 4 seats in 7 tables would be a covering of every pair, and 8 tables
+# are the fewest that cover it), the others the search does not find.
+NOT_REACHED = {(8, 4, 3), (9, 4, 3), (9, 5, 3), (10, 5, 4), (10, 6, 4), (11, 5, 3), (11, 5, 4), (11, 6, 3),
+               (11, 6, 5), (12, 5, 3), (12, 5, 4), (12, 6, 3), (12, 6, 4), (12, 6, 5), (12, 6, 9)}
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4, 5, 6])
+def test_pair_meetings_in_the_band_on_every_shape_whose_counts_allow_it(seats):
+    """3 to 12 players, 1 to 10 tables each, more players than seats: wherever the counting conditions
+    allow every pair within one of the mean, the schedule reaches it, but for the listed shapes."""
+    allowed = 0
+    for players in range(seats + 1, 13):
+        for per_player in range(1, 11):
+            if not pair_band_counts_allow(players, seats, per_player):
+                continue
+            allowed += 1
+            low, high = pair_band(players, seats, per_player)
+            meetings = schedule(players, seats, per_player, 20220722).pair_counts().values()
+            reached = low <= min(meetings) and max(meetings) <= high
+            # docs/arena.md lists the misses: one reached now, or one more, is a page to update
+            assert reached == ((players, seats, per_player) not in NOT_REACHED), (players, seats, per_player)
+    assert allowed >= 30  # the grid is not empty under the conditions
+
+
+def test_the_grid_docs_arena_states_has_316_shapes_whose_counts_allow_the_band():
+    shapes = [(p, s, t) for s in range(2, 7) for p in range(s + 1, 13) for t in range(1, 11)]
+    assert sum(pair_band_counts_allow(*shape) for shape in shapes) == 316
+    assert NOT_REACHED <= {shape for shape in shapes if pair_band_counts_allow(*shape)}
+
+
+@pytest.mark.parametrize("players,seats,per_player,why", [
+    (7, 5, 8, "the 4 players of 9 seats meet everyone the band's top, 6, which leaves the 3 of 8 seats "
+              "too few meetings among themselves"),
+    (10, 5, 2, "10 players each at 2 of 4 tables: two of them share the same two tables"),
+    (11, 5, 1, "4 players at 2 of 3 tables: two of them share the same two tables"),
+])
+def test_the_counting_conditions_refuse_shapes_that_cannot_have_it(players, seats, per_player, why):
+    assert not pair_band_counts_allow(players, seats, per_player), why
+
+
+def test_the_counting_conditions_allow_the_shapes_reached():
+    assert all(pair_band_counts_allow(*shape) for shape in [(10, 5, 20), (50, 5, 20), (11, 4, 7), (4, 5, 3)])
 
 
 def test_the_seed_fixes_the_schedule():

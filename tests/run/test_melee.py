@@ -41,9 +41,13 @@ def rows(log: Path) -> list[dict]:
 def test_a_melee_seats_the_whole_roster_and_evaluates_every_seat(tmp_path):
     plan: list[str] = []
     log = play(tmp_path, "melee", plan=plan)
-    # before the first call: the schedule's size and each player's calls (4 players at 4 tables, 3 at 3)
-    assert f"melee of 7 players at {TABLES} tables of 5 seats; seat calls to send: 40 for 4 players; 30 for " \
-        in "\n".join(plan)
+    # before the first call: the schedule's size and each player's calls (4 players at 4 tables, 3 at 3);
+    # built-in players send nothing, so nothing is reserved for them
+    said = "\n".join(plan)
+    assert (f"melee of 7 players at {TABLES} tables of 5 seats, 10 runs a table: {TABLES * 50} seat calls, 0 sent by "
+            f"0 models, {TABLES * 50} answered by 7 built-in players (no request, no cost)") in said
+    assert "built-in players, answered in process: 4 of them: 40 calls at 4 tables each; " in said
+    assert "no request to send" in said and "reserve" not in said
     assert filing_problems(log) == []
     events = rows(log)
     sessions = [e["data"] for e in events if e.get("type") == SESSION_EVENT]
@@ -124,3 +128,38 @@ def test_a_player_whose_endpoint_is_down_errors_its_own_tables_and_the_rest_go_o
     assert entry["unrated"] == [p for p in roster if p not in at_finished] and "econarena/chat:gpt-4" in entry["unrated"]
     assert entry["errored_tables"] == len(errored)
     assert entry["tables"] == len(finished) and {p["player"] for p in entry["players"]} <= set(ROSTER)
+
+
+def test_the_plan_says_each_model_s_own_calls_and_cost(tmp_path, model_env):
+    """A model among built-in players: the plan names its calls (those the log then holds from it),
+    its tokens and what it reserves; the built-in players are counted apart and reserve nothing."""
+    roster = ["econarena/chat:gpt-4", "econarena/nash", "econarena/random", "econarena/overbid", "econarena/human",
+              "econarena/ch"]
+    log = tmp_path / "mixed.jsonl"
+    proc = run_cli([cli("oaieval"), ",".join(roster), "econarena.auction_L_melee", "--record_path", str(log),
+                    "--extra_eval_params", "tables_per_player=2,max_tokens=100"], model_env, cwd=tmp_path)
+    plan = [x.split(": ", 3)[3] for x in proc.stderr.splitlines() if "econarena: plan:" in x]
+    tags = [e["data"][SEAT_TAG] for e in rows(log) if e.get("type") == "sampling"]
+    sent = sum(t["player"] == "econarena/chat:gpt-4" for t in tags)
+    tables = len({t["session"] for t in tags if t["player"] == "econarena/chat:gpt-4"})
+    total = table_count(len(roster), 5, 2) * 50
+    assert sent == 10 * tables and len(tags) == total  # one seat a table, 10 runs
+    assert f"{total} seat calls, {sent} sent by 1 model, {total - sent} answered by 5 built-in players" in plan[1]
+    (line,) = [x for x in plan if x.startswith("econarena/chat:gpt-4: ")]
+    assert line.startswith(f"econarena/chat:gpt-4: {sent} seat calls to send at {tables} tables; prompts ~")
+    assert f"completions reserve up to {sent * 100:,} tokens" in line
+    # the run's first line: what goes out, the model's calls alone
+    assert plan[0].startswith(f"{sent} seat calls (") and f"reserve up to {sent * 100:,} tokens" in plan[0]
+    assert f"(and {total - sent} of built-in players, which send no request)" in plan[0]
+    # econarena-plan, before any run, says the same of the same roster (the same schedule), and prices it
+    before = run_cli([cli("econarena-plan"), ",".join(reversed(roster)), "econarena.auction_L_melee",
+                      "--tables_per_player", "2", "--max_tokens", "100", "--price-in", "1", "--price-out", "2"],
+                     base_env()).stdout.splitlines()
+    assert before[0] == f"econarena.auction_L_melee.dev.v0: {plan[1]}"
+    (priced,) = [x for x in before if ": econarena/chat:gpt-4: " in x]
+    assert priced.startswith(f"econarena.auction_L_melee.dev.v0: {line}; cost ~")
+    assert before[-1].startswith("cost: prompts ~")
+    refused = run_cli([cli("econarena-plan"), "econarena/nash,econarena/random", "econarena.auction_L"], base_env(),
+                      returncode=2)
+    assert refused.stderr.strip() == ("econarena-plan: econarena.auction_L is played by one model; a roster of 2 "
+                                      "plays melee cells")
