@@ -73,6 +73,10 @@ class Wrapped:
     names: LogNames
     failed: bool = False
     sessions_written: int = 0  # events of ``names.session`` type on disk
+    # seat calls whose sampling event was recorded (and made durable at once): counted here, as each is
+    # recorded, so a stop that comes before a wave of calls is handed back counts its answered calls
+    seat_calls: int = 0
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
 def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], None]) -> Wrapped:
@@ -91,6 +95,9 @@ def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], Non
         tag = wrapped.names.seat_tag
         if seat_call is not None and isinstance(data, dict) and tag not in data:
             seat_call.noted(data)  # what the fn recorded: the run reads it off the call
+            if seat_call.recorded == 1:  # a call's first event: one answered seat call
+                with wrapped.lock:
+                    wrapped.seat_calls += 1
             data = {**data, tag: seat_call.tag}
         else:
             seat_call = None  # not this call's own event: nothing to make durable at once
@@ -306,6 +313,12 @@ def write_failed(recorder: Any) -> bool:
 def sessions_written(recorder: Any) -> int:
     wrapped = getattr(recorder, "_econarena_wrapped", None)
     return wrapped.sessions_written if wrapped is not None else 0
+
+
+def seat_calls_recorded(recorder: Any) -> int:
+    """Seat calls answered in this run whose sampling event ``recorder`` recorded (``Wrapped.seat_calls``)."""
+    wrapped = getattr(recorder, "_econarena_wrapped", None)
+    return wrapped.seat_calls if wrapped is not None else 0
 
 
 def durable(recorder: Any = None) -> None:

@@ -19,7 +19,7 @@ from ..calls.state import CALL_STATE, stop_run, wait_in_flight
 from ..core.redact import redact_text
 from ..integration import status as exit_status
 from ..integration.progress_bar import bar_unless_asked, write_line
-from ..integration.recorder import durable
+from ..integration.recorder import durable, seat_calls_recorded
 from ..integration.threads import threads_for
 from ..log.format import PLAN_EVENT, RESUMED_FROM, STOP_EVENT
 from . import disk, signals
@@ -36,12 +36,15 @@ STOP_GRACE_S = 10.0
 
 class Counts:
     """What this run's log holds and what this run sent, counted as sessions and seat calls end
-    (from the calls' worker threads, hence the lock)."""
+    (from the calls' worker threads, hence the lock). The seat calls this run answered are the
+    recorder's count (``recorded``), taken as each is recorded: a stop can come before the run is
+    handed a wave's replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorded: Callable[[], int] = lambda: 0) -> None:
         self._lock = threading.Lock()
+        self._recorded = recorded
         self.sessions = 0  # finished sessions in this log (kept from the log resumed from, or played)
-        self.calls = 0  # answered seat calls in this log
+        self.calls = 0  # seat calls in this log kept from the log resumed from (answered ones: ``recorded``)
         self.sent = 0  # seat calls this run answered (kept ones aside)
         self.usage = (0, 0)  # answers of this run that reported usage, and their completion tokens
 
@@ -56,7 +59,7 @@ class Counts:
     def kept(self) -> dict[str, int]:
         """For the resume hint and the stop event: finished sessions and answered calls in the log."""
         with self._lock:
-            return {"finished": self.sessions, "calls": self.calls}
+            return {"finished": self.sessions, "calls": self.calls + self._recorded()}
 
 
 class Shell:
@@ -64,7 +67,7 @@ class Shell:
 
     def __init__(self, name: str, cell: str, recorder: Any, resume_from: Optional[str]) -> None:
         self.name, self.cell, self.recorder, self.resume_from = name, cell, recorder, resume_from
-        self.counts = Counts()
+        self.counts = Counts(lambda: seat_calls_recorded(recorder))
         self.resumed_from: Optional[str] = None  # the log file the run resumes from (``resuming``)
         self.errors: list[tuple[int, str]] = []  # (session, error) of errored sessions; list.append is thread-safe
         self.sessions_done = 0  # read by the progress line
