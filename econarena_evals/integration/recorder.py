@@ -76,6 +76,9 @@ class Wrapped:
     # seat calls whose sampling event was recorded (and made durable at once): counted here, as each is
     # recorded, so a stop that comes before a wave of calls is handed back counts its answered calls
     seat_calls: int = 0
+    # of those, the ones whose event gave completion tokens, and their sum: what the plan's "the first
+    # replies used ..." line reads as soon as they are in
+    usage: tuple[int, int] = (0, 0)
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
@@ -98,6 +101,8 @@ def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], Non
             if seat_call.recorded == 1:  # a call's first event: one answered seat call
                 with wrapped.lock:
                     wrapped.seat_calls += 1
+                    if seat_call.completion_tokens is not None:
+                        wrapped.usage = (wrapped.usage[0] + 1, wrapped.usage[1] + seat_call.completion_tokens)
             data = {**data, tag: seat_call.tag}
         else:
             seat_call = None  # not this call's own event: nothing to make durable at once
@@ -315,10 +320,14 @@ def sessions_written(recorder: Any) -> int:
     return wrapped.sessions_written if wrapped is not None else 0
 
 
-def seat_calls_recorded(recorder: Any) -> int:
-    """Seat calls answered in this run whose sampling event ``recorder`` recorded (``Wrapped.seat_calls``)."""
+def seat_calls_recorded(recorder: Any) -> tuple[int, tuple[int, int]]:
+    """Seat calls answered in this run whose sampling event ``recorder`` recorded (``Wrapped.seat_calls``),
+    and (those that said their completion tokens, the tokens) (``Wrapped.usage``)."""
     wrapped = getattr(recorder, "_econarena_wrapped", None)
-    return wrapped.seat_calls if wrapped is not None else 0
+    if wrapped is None:
+        return 0, (0, 0)
+    with wrapped.lock:
+        return wrapped.seat_calls, wrapped.usage
 
 
 def durable(recorder: Any = None) -> None:

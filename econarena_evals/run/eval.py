@@ -428,7 +428,7 @@ class EconArena(evals.Eval):
         """What the run does with a seat call's reply, handed back by the engine: the counts see it,
         and only what the score reads is held until the run is scored. Its event is on disk already,
         a fn that records nothing included (``fns.endpoints.seat_send``)."""
-        self.shell.counts.add(sent=1, completion_tokens=seat_call.completion_tokens)
+        self.shell.counts.add(sent=1)
         return SeatReply(what_scores(text), seat_call.finish_reason)
 
     def _game_params(self, session: Session, run: int) -> dict[str, Any]:

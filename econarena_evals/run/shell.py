@@ -40,26 +40,28 @@ class Counts:
     recorder's count (``recorded``), taken as each is recorded: a stop can come before the run is
     handed a wave's replies."""
 
-    def __init__(self, recorded: Callable[[], int] = lambda: 0) -> None:
+    def __init__(self, recorded: Callable[[], tuple[int, tuple[int, int]]] = lambda: (0, (0, 0))) -> None:
         self._lock = threading.Lock()
         self._recorded = recorded
         self.sessions = 0  # finished sessions in this log (kept from the log resumed from, or played)
         self.calls = 0  # seat calls in this log kept from the log resumed from (answered ones: ``recorded``)
         self.sent = 0  # seat calls this run answered (kept ones aside)
-        self.usage = (0, 0)  # answers of this run that reported usage, and their completion tokens
 
-    def add(self, sessions: int = 0, calls: int = 0, sent: int = 0, completion_tokens: Optional[int] = None) -> None:
+    @property
+    def usage(self) -> tuple[int, int]:
+        """Answers of this run that reported usage, and their completion tokens."""
+        return self._recorded()[1]
+
+    def add(self, sessions: int = 0, calls: int = 0, sent: int = 0) -> None:
         with self._lock:
             self.sessions += sessions
             self.calls += calls
             self.sent += sent
-            if completion_tokens is not None:
-                self.usage = (self.usage[0] + 1, self.usage[1] + completion_tokens)
 
     def kept(self) -> dict[str, int]:
         """For the resume hint and the stop event: finished sessions and answered calls in the log."""
         with self._lock:
-            return {"finished": self.sessions, "calls": self.calls + self._recorded()}
+            return {"finished": self.sessions, "calls": self.calls + self._recorded()[0]}
 
 
 class Shell:
