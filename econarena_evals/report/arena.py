@@ -48,8 +48,19 @@ def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
             entries.append({"player": r.player, "rating": r.rating, "interval": [r.low, r.high], "rank": r.rank,
                             "rank_interval": [r.rank_low, r.rank_high], "mean_rank": r.mean_rank, "tables": r.tables, "runs": r.runs, **metrics})
         rated = {e["player"] for e in entries}
+        prev = out.get(c.column)
+        if prev is not None:
+            # two tournaments in one column (a roster whose endpoint changed, its resume a condition
+            # of its own): the one with more finished tables is rated, the other named beside it
+            if len(tables) <= prev["tables"]:
+                prev["left_out"].append(f"{c.log.path} ({len(tables)} tables finished)")
+                continue
+            left_out = prev["left_out"] + [f"{prev['log']} ({prev['tables']} tables finished)"]
+        else:
+            left_out = []
         out[c.column] = {
             "cell": c.condition.cell, "log": str(c.log.path), "tables": len(tables), "players": entries,
+            "left_out": left_out,
             # players of the roster with no finished table (their endpoint down, say): not rated
             "unrated": [p for p in players if p not in rated],
             "errored_tables": sum(1 for s in c.log.sessions if s.get("errored")),
@@ -64,6 +75,9 @@ def _tables_text(entry: Mapping[str, Any]) -> str:
         text += f" {entry['errored_tables']} errored and are left out."
     if entry.get("unrated"):
         text += " Not rated (no finished table): " + ", ".join(entry["unrated"]) + "."
+    if entry.get("left_out"):
+        text += (" Rated from " + entry["log"] + "; another tournament of this column, with fewer finished "
+                 "tables, is left out: " + ", ".join(entry["left_out"]) + ".")
     return text
 
 

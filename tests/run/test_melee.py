@@ -130,6 +130,27 @@ def test_a_player_whose_endpoint_is_down_errors_its_own_tables_and_the_rest_go_o
     assert entry["tables"] == len(finished) and {p["player"] for p in entry["players"]} <= set(ROSTER)
 
 
+def test_a_tournament_played_again_on_a_fixed_endpoint_is_the_one_rated(tmp_path, model_env):
+    """The model's endpoint was down, then fixed (another address: another condition in the same
+    column): the report rates the tournament with the finished tables and names the other, whichever
+    log it reads last (it rated the errored one and hid the finished one)."""
+    roster = ["econarena/chat:gpt-4"] + ROSTER
+    dead, live = tmp_path / "a-dead.jsonl", tmp_path / "b-live.jsonl"
+    args = ["econarena.beauty_L_melee", "--extra_eval_params", "tables_per_player=2,max_attempts=1"]
+    run_cli([cli("oaieval"), ",".join(roster), *args, "--record_path", str(dead)], dead_endpoint(base_env()),
+            cwd=tmp_path, returncode=ERRORED)
+    run_cli([cli("oaieval"), ",".join(roster), *args, "--record_path", str(live)], model_env, cwd=tmp_path)
+    for order in ((dead, live), (live, dead)):
+        out = tmp_path / f"report-{order[0].stem}"
+        run_cli([cli("econarena-report"), *map(str, order), "--out", str(out)], base_env(), cwd=tmp_path)
+        (entry,) = json.loads((out / "report.json").read_text(encoding="utf-8"))["arena"].values()
+        assert entry["log"] == str(live) and entry["errored_tables"] == 0 and not entry["unrated"]
+        assert entry["tables"] == table_count(len(roster), 5, 2) and len(entry["players"]) == len(roster)
+        assert len(entry["left_out"]) == 1 and entry["left_out"][0].startswith(str(dead))
+    summary = run_cli([cli("econarena-summary"), str(dead), str(live)], base_env(), cwd=tmp_path).stdout
+    assert f"another tournament of this column, with fewer finished tables, is left out: {dead}" in summary
+
+
 def test_the_plan_says_each_model_s_own_calls_and_cost(tmp_path, model_env):
     """A model among built-in players: the plan names its calls (those the log then holds from it),
     its tokens and what it reserves; the built-in players are counted apart and reserve nothing."""
