@@ -30,7 +30,10 @@ def test_each_finished_file_and_each_quiet_stretch_is_a_line(workers, tmp_path):
         (tmp_path / name).write_text(text)
     env = base_env() | {"PYTHONPATH": str(ROOT / "tests")}
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "file_progress", "--file-progress",
-                             "--file-progress-every", "0.5", "-q", "-p", "no:cacheprovider", *workers, str(tmp_path)],
+                             "--file-progress-every", "0.5", "-q", "-p", "no:cacheprovider",
+                             # the files in their order (the lines below count test_b.py last), whatever
+                             # order the outer suite runs in
+                             "-p", "no:randomly", *workers, str(tmp_path)],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     guard = threading.Timer(300, proc.kill)  # a hang guard, not a timed check
     guard.start()
