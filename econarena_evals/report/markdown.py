@@ -138,7 +138,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += [""] + rule_breaks_md(result["rule_breaks"], columns, players)
     lines += tokens_md(result["tokens"])
 
-    lines += players_md(result["conditions"])
+    lines += players_md(result["conditions"], players)
     lines += ["", "## Plots", ""]
     for f in figures:
         for name in (f.convergence, f.first_run):
@@ -222,9 +222,10 @@ def diagnostics_md(diags: dict[str, dict[str, dict[str, dict[str, Any]]]], colum
     return lines
 
 
-def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
+def players_md(conditions: Sequence[dict[str, Any]], order: Sequence[str] = ()) -> list[str]:
     """Who played: each row's completion fn, model, endpoint and completion args, as the log's
-    econarena_players event recorded them (or, for an older log, as its command line tells)."""
+    econarena_players event recorded them (or, for an older log, as its command line tells); the
+    players in ``order``, the report's, as in every other table."""
     seen: dict[tuple[str, ...], None] = {}
     for d in conditions:
         st = d.get("settings") or {}
@@ -237,7 +238,8 @@ def players_md(conditions: Sequence[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Players", "", "| player | completion fn | class | model | endpoint | completion args | from |",
              "|---|---|---|---|---|---|---|"]
-    lines += [md_row([md(c) for c in cells]) for cells in sorted(seen)]
+    place = {p: i for i, p in enumerate(order)}
+    lines += [md_row([md(c) for c in cells]) for cells in sorted(seen, key=lambda c: (place.get(c[0], len(place)), c))]
     return lines
 
 

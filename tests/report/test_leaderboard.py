@@ -183,3 +183,13 @@ def test_every_table_of_the_page_lists_the_players_in_the_rankings_order(report)
     md = (out / "report.md").read_text()
     depth = md[md.index("### Depth of reasoning τ"):]
     assert [line.split(" | ")[0].lstrip("| ") for line in depth.splitlines()[6:9]] == list(PLAYERS)
+
+
+@pytest.mark.e2e  # the report fixture runs the real CLIs
+def test_the_players_table_of_report_md_is_in_the_rankings_order(report):
+    """report.md's *Players* table (who played, through which fn and endpoint) lists them as every
+    other table does, by the ranking (it was alphabetical: level1 before nash)."""
+    out, _ = report
+    md = (out / "report.md").read_text()
+    block = md[md.index("## Players"):].split("\n\n")[1].splitlines()[2:]
+    assert [line.split(" | ")[0].lstrip("| ").strip("`") for line in block][:3] == list(PLAYERS), block
