@@ -149,7 +149,7 @@ class PlayerServer:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="econarena-serve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="econarena-serve", description=" ".join(__doc__.split("\n\n")[0].split()).replace("``", ""))
     parser.add_argument("player", help="a built-in player: nash, level2, human, ... (econarena/ may lead)")
     parser.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1 (0: a free one); default 8000")
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",

@@ -91,3 +91,10 @@ def test_sigterm_stops_it_cleanly():
     assert proc.wait(timeout=30) == 0
     proc.stdout.close()
     proc.stderr.close()
+
+
+def test_its_help_says_what_it_is_in_whole_sentences():
+    """--help's description is the module's first paragraph, whole (it stopped mid-sentence: "... as an")."""
+    done = subprocess.run([cli("econarena-serve"), "--help"], capture_output=True, text=True, timeout=60)
+    said = " ".join(done.stdout.split("\n\n")[1].split())
+    assert done.returncode == 0 and said.endswith("plays it with no key and no network."), done.stdout
