@@ -80,7 +80,7 @@ def suite(f: dict, counts: Dict[str, int]) -> str:
 
 def suite_build(f: dict, counts: Dict[str, int]) -> str:
     b = f["figures"]["suite_build"]
-    return (f"The README's test command as a whole, at load {b['load']}: {b['with_build']} on a fresh clone, the "
+    return (f"The README's test command as a whole: {b['with_build']} on a fresh clone, the "
             f"real model's server built first (llama.cpp from source, once, its own step with progress lines; "
             f"cached in `~/.cache/econarena-evals`), and {b['without_build']} with it cached.")
 
