@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 import yaml
 
-from .registry_files import packaged_registries
+from .registry_files import builtin_players
 
 MAX_ROSTER_BYTES = 1024 * 1024  # a roster of a thousand models with their args is well under
 MAX_PLAYERS = 1000
@@ -81,18 +81,6 @@ class Roster:
                 args["api_key_env"] = p.api_key_env
             out[p.name] = {"class": "econarena_evals.fns.chat:ChatCompletionFn", "args": args}
         return out
-
-
-def builtin_names() -> set[str]:
-    """The built-in players this package's registry ships (they send no request)."""
-    found: set[str] = set()
-    for root in packaged_registries():
-        for path in sorted((root / "completion_fns").glob("*.yaml")):
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            if isinstance(loaded, dict):
-                found |= {str(name) for name, entry in loaded.items() if isinstance(entry, dict)
-                          and str(entry.get("class", "")).startswith("econarena_evals.fns.players:")}
-    return found
 
 
 def _lines(text: str) -> list[int]:
@@ -199,7 +187,7 @@ def load(path: Path) -> Roster:
             raise RosterError(f"players must be a list of 2 to {MAX_PLAYERS} players")
         lines = _lines(text)
         lines = lines if len(lines) == len(items) else [0] * len(items)
-        builtins = builtin_names()
+        builtins = builtin_players()
         players = [_player(item, line, builtins) for item, line in zip(items, lines)]
         seen: dict[str, int] = {}
         for p in players:

@@ -30,7 +30,7 @@ from ..core.option_domains import outside_domain
 from ..core.prompts import PastRun, prompt_text
 from ..core.schedule import seat_roster
 from ..core.sessions import CellConfig, Session, history_window, waves
-from ..fns.registry_files import packaged_registries
+from ..fns.registry_files import builtin_players, packaged_registries
 from ..fns.roster import RosterError
 from ..fns.roster import load as load_roster
 from ..games import cell as game_cell
@@ -324,18 +324,6 @@ def estimate_eval(name: str, model: Optional[str], max_samples: Optional[int] = 
 
 
 DEFAULT_SEED = 20220722  # oaieval's default --seed, as the eval gets it (the schedule is drawn from it)
-
-
-def builtin_players(roots: Optional[Sequence[Path]] = None) -> set[str]:
-    """The completion fns this package's registry ships as built-in players: they send no request."""
-    found: set[str] = set()
-    for root in roots or packaged_registries():
-        for path in sorted((root / "completion_fns").glob("*.yaml")):
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            if isinstance(loaded, dict):
-                found |= {str(name) for name, entry in loaded.items() if isinstance(entry, dict)
-                          and str(entry.get("class", "")).startswith("econarena_evals.fns.players:")}
-    return found
 
 
 def request_model(fn_name: str) -> str:
