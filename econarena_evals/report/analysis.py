@@ -160,7 +160,7 @@ def compared_pairs(means: Mapping[str, Optional[float]], scope: str = "auto",
 
 
 def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, Optional[float]]]],
-                scope: str = "auto", extra: Sequence[tuple[str, str]] = ()
+                scope: str = "auto", extra: Sequence[tuple[str, str]] = (), order: Sequence[str] = ()
                 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Paired comparisons of the pairs of players ``compared_pairs`` chooses in every column, and
     per column the rule that chose them.
@@ -168,8 +168,11 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
     ``per_session[(player, column)]`` maps session index -> metrics for the sessions the player
     finished. Two players of one column played the same condition on the same session indices
     (self-play logs of one cell, or one arena log); only the sessions both finished count. A row's
-    figures do not depend on which other rows are computed (``paired``).
+    figures do not depend on which other rows are computed (``paired``). Each pair reads ``a`` − ``b``
+    with ``a`` the higher in ``order`` (the report's one order of players, the overall EAS ranking's;
+    players it leaves out after, by name), so that a difference reads in the ranking's order.
     """
+    place = {p: i for i, p in enumerate(order)}
     by_column: dict[str, list[str]] = defaultdict(list)
     for player, column in per_session:
         by_column[column].append(player)
@@ -184,6 +187,7 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
         for a, b in itertools.combinations(sorted(players), 2):
             if (a, b) not in wanted:
                 continue
+            a, b = sorted((a, b), key=lambda p: (place.get(p, len(place)), p))
             sa, sb = per_session[(a, column)], per_session[(b, column)]
             common = sorted(set(sa) & set(sb))
             if not common:

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..log.format import metric_key
 from ..run.conditions import spec_args
-from ..run.config import melee_args
+from ..run.config import ENVIRONMENTS, environment, melee_args
 from ..score.arena import ARENA_RESAMPLES, head_to_head, rate, tables_of
 from ..score.metrics import METRICS
 from .selection import Chosen
@@ -32,10 +32,21 @@ def is_melee(c: Chosen) -> bool:
         return False
 
 
+def _environment(c: Chosen) -> int:
+    """A melee's place in the paper's order of environments: the whole roster, then its senior table."""
+    try:
+        return ENVIRONMENTS.index(environment(spec_args(c.log.spec)) or ENVIRONMENTS[0])
+    except ValueError:
+        return len(ENVIRONMENTS)
+
+
 def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
-    """{column: {cell, tables, players: [entry, ...] best first, head_to_head: [...]}} of every melee log."""
+    """{column: {cell, tables, players: [entry, ...] best first, head_to_head: [...]}} of every melee log,
+    in the columns' order (``selection``) but for each cell's melee before its senior table (the paper's
+    order: the senior table is built from the melee's ratings)."""
     out: dict[str, Any] = {}
-    for c in chosen:
+    cells = {cell: i for i, cell in enumerate(dict.fromkeys(c.condition.cell for c in chosen))}
+    for c in sorted(chosen, key=lambda c: (cells[c.condition.cell], _environment(c))):  # stable: else as chosen
         if not is_melee(c):
             continue
         done = {int(s["session"]) for s in c.log.sessions if not s.get("errored")}

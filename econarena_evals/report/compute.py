@@ -156,9 +156,12 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
             result["diagnostics"].setdefault(kind, {}).setdefault(r.player, {})[r.column] = figures
     result["depth"] = result["diagnostics"].get("depth", {})
     result["comparisons"], result["comparison_pairs"] = comparisons(
-        {(r.player, r.column): r.by_session for r in rows}, pairs, compare)
+        {(r.player, r.column): r.by_session for r in rows}, pairs, compare, order)
     result["leaderboard"] = board
     result["tokens"] = tokens_result(chosen, prices)
+    # in the report's one order too: by player (an opponent, in no row, after), then by column
+    rank, place = {p: i for i, p in enumerate(order)}, {col: i for i, col in enumerate(columns)}
+    result["tokens"]["rows"].sort(key=lambda t: (rank.get(t["player"], len(rank)), place.get(t["column"], len(place))))
     # what the seats said: read once, streaming; rule breaks by kind over every session
     if progress is not None:
         progress.start("reading the seats' replies", len(chosen), "logs",
@@ -197,7 +200,7 @@ def cell_figures(logs: Sequence[EvalLog], rows: Sequence[Row], references: Seque
     ``order``: the report's order of the players, their legends' order (any other player after, by name)."""
     place = {p: i for i, p in enumerate(order)}
     out = []
-    for cell in sorted({r.cell for r in rows}):
+    for cell in dict.fromkeys(r.cell for r in rows):  # the columns' order (``selection``), every table's
         cell_logs = [lg for lg in logs if lg.cell == cell]
         game_name = next((lg.game for lg in cell_logs if lg.runs), cell_logs[0].game if cell_logs else None)
         if game_name not in GAMES:  # a log of no known game: nothing to label its plots with

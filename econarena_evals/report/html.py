@@ -473,7 +473,7 @@ def rule_break_html(result: Mapping[str, Any], rb: Mapping[str, Any], columns: S
 
 def plots_html(out: Path, plots: Mapping[str, Any]) -> str:
     parts = ['<h2 id="plots">Plots</h2>', '<div class="plots">']
-    for name in sorted(plots, key=lambda n: (n.split("_", 1)[1] if "_" in n else n, n)):
+    for name in plots:  # drawn in the columns' order (``compute.cell_figures``), every table's
         path = out / name
         try:
             data = base64.b64encode(path.read_bytes()).decode("ascii")
@@ -523,13 +523,17 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
             f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
             f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Players are in the ranking's order in every "
             "table; click a column heading to sort by it.</p>"]
-    errored = [d for d in result["conditions"] if d["errored_sessions"]]
+    place = {col: i for i, col in enumerate(columns)}
+    rank = {p: i for i, p in enumerate(players)}
+    errored = sorted((d for d in result["conditions"] if d["errored_sessions"]),
+                     key=lambda d: (rank[d["player"]], place.get(d["column"], len(place))))
     if errored:
         body.append('<p class="warn"><strong>' + esc(sum(d["errored_sessions"] for d in errored))
                     + " errored session(s)</strong> are left out of the means: "
                     + esc("; ".join(f"{d['player']} in {d['column']}: {d['errored_sessions']}" for d in errored))
                     + "</p>")
-    partial = sorted({d["column"] for d in result["conditions"] if not d["finished"]})
+    partial = [col for col, _ in in_order({d["column"]: None for d in result["conditions"] if not d["finished"]},
+                                          columns)]
     if partial:
         body.append('<p class="warn"><strong>Partial logs</strong> (the run did not finish; its finished sessions '
                     "are used): " + esc(", ".join(partial)) + "</p>")

@@ -71,7 +71,11 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     columns = column_labels(result)
     groups_present = list(result["overall_groups"])
     cond_json = {(d["player"], d["column"]): d for d in result["conditions"]}
-    errored_rows = [d for d in result["conditions"] if d["errored_sessions"]]
+    place = {col: i for i, col in enumerate(columns)}
+    rank = {p: i for i, p in enumerate(players)}
+    in_report_order = sorted(result["conditions"],
+                             key=lambda d: (rank[d["player"]], place.get(d["column"], len(place))))
+    errored_rows = [d for d in in_report_order if d["errored_sessions"]]
     lines = ["# EconArena report", ""]
     if errored_rows:
         total = sum(d["errored_sessions"] for d in errored_rows)
@@ -82,7 +86,9 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     partial_rows = [d for d in result["conditions"] if d["status"] not in ("finished", "errored")]
     if partial_rows:
         lines += ["> **Stopped or partial logs** (the run did not finish; their finished sessions are used): "
-                  + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})" for d in partial_rows})),
+                  + "; ".join(dict.fromkeys(
+                      f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})"
+                      for d in sorted(partial_rows, key=lambda d: place.get(d["column"], len(place))))),
                   ""]
     lines += [f"{logs} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
@@ -128,9 +134,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += ["## Rule breaks, errors and tokens", "",
               "| player | column | sessions | errored sessions | rule-break rate | tokens per session |",
               "|---|---|---|---|---|---|"]
-    place = {col: i for i, col in enumerate(columns)}
-    rank = {p: i for i, p in enumerate(players)}
-    for d in sorted(result["conditions"], key=lambda d: (rank[d["player"]], place.get(d["column"], len(place)))):
+    for d in in_report_order:
         tokens = f"{d['tokens_per_session']:,.0f}" if d["tokens_per_session"] is not None else "-"
         rate = f"{d['rule_break_rate']:.3f}" if d["rule_break_rate"] is not None else "-"
         errored = f"**{d['errored_sessions']}**" if d["errored_sessions"] else "0"

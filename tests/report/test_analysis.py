@@ -77,3 +77,17 @@ def test_the_rows_compared_grow_with_the_players_not_with_their_square():
     counts = {n: len(comparisons(column_of(n, sessions=4))[0]) for n in (20, 40, 80)}
     assert counts[40] == counts[20] * (2 * 40 - 3) // (2 * 20 - 3)
     assert counts[80] < 2.1 * counts[40]
+
+
+def test_a_pair_reads_higher_ranked_minus_lower_ranked_whatever_the_names():
+    """Alphabetically "a" < "z"; ranked "z" first, the pair reads z − a and its difference is positive
+    (it read a − z, negative, for the better player ranked first)."""
+    per_session = {("a", "beauty_L"): {s: metrics(0.4 + 0.01 * s) for s in range(12)},
+                   ("z", "beauty_L"): {s: metrics(0.9) for s in range(12)}}
+    ranked, _ = comparisons(per_session, order=["z", "a"])
+    by_name, _ = comparisons(per_session)
+    eas = next(r for r in ranked if r["metric"] == "eas")
+    plain = next(r for r in by_name if r["metric"] == "eas")
+    assert (eas["a"], eas["b"]) == ("z", "a") and eas["diff"] > 0 and eas["ci_low"] > 0
+    assert (plain["a"], plain["b"]) == ("a", "z") and plain["diff"] == -eas["diff"]
+    assert eas["p_value"] == plain["p_value"]

@@ -193,3 +193,19 @@ def test_the_players_table_of_report_md_is_in_the_rankings_order(report):
     md = (out / "report.md").read_text()
     block = md[md.index("## Players"):].split("\n\n")[1].splitlines()[2:]
     assert [line.split(" | ")[0].lstrip("| ").strip("`") for line in block][:3] == list(PLAYERS), block
+
+
+@pytest.mark.e2e  # the report fixture runs the real CLIs
+def test_paired_comparisons_read_higher_ranked_minus_lower_ranked(report):
+    """Alphabetically level1 < nash; ranked nash first: every pair reads the higher-ranked player
+    minus the lower-ranked one, in report.json, report.md and report.html (it read level1 − nash)."""
+    out, data = report
+    place = {p: i for i, p in enumerate(data["players"])}
+    assert data["players"] == list(PLAYERS) and data["comparisons"]
+    assert all(place[c["a"]] < place[c["b"]] for c in data["comparisons"])
+    assert all(c["diff"] > 0 for c in data["comparisons"] if c["metric"] == "eas")  # nash > level1 > random
+    md = (out / "report.md").read_text()
+    block = md[md.index("## Paired comparisons"):]
+    assert "| econarena/nash − econarena/level1 |" in block and "econarena/level1 − econarena/nash" not in block
+    page = (out / "report.html").read_text()
+    assert "econarena/nash − econarena/level1" in page and "econarena/level1 − econarena/nash" not in page

@@ -204,6 +204,18 @@ def test_a_depth_at_the_fits_bound_says_it_is_the_bound(made):
     assert cells[("econarena/random", md_text("beauty_hist"))] == f"τ = {inside['tau']:.2f}"
 
 
+def test_the_plots_are_listed_in_the_columns_order_as_every_table_is(made):
+    """The cells' plots follow the columns (the eval sets' order: beauty_L before auction_L), in
+    report.md and report.html alike; they were listed by name (auction_L first)."""
+    _, _, report, md, page, _ = made
+    cells = list(dict.fromkeys(c["cell"] for c in report["columns"]))
+    assert cells[:2] == ["beauty_L", "beauty_hist"] and cells != sorted(cells)
+    expected = [f"{kind}_{cell}.png" for cell in cells for kind in ("convergence", "first_run")]
+    assert re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md.split("## Plots")[1]) == expected
+    assert re.findall(r"<figcaption>([^<]+)</figcaption>", page) == expected
+    assert list(report["plots"]) == expected
+
+
 @pytest.mark.e2e  # opens the page in headless Chromium
 def test_the_session_grid_says_which_seats_won_and_the_pickers_keep_the_report_order(made):
     _, _, report, _, _, out = made

@@ -44,6 +44,14 @@ def test_the_top_five_of_a_melee_play_again_as_the_senior_condition(tmp_path):
     (column,) = [c for c in arena if "senior" in c]
     assert {p["player"] for p in arena[column]["players"]} == set(top)
     assert {p["player"] for p in arena[next(c for c in arena if c != column)]["players"]} == set(ROSTER)
+    # the paper's order, in report.json, report.md and report.html: the melee, then the senior table built
+    # from it (the senior column's label sorts first: "vs 4 players" before "vs 6 players")
+    melee_column = next(c for c in arena if c != column)
+    assert list(arena) == [melee_column, column] and sorted(arena) == [column, melee_column]
+    md = (both / "report.md").read_text(encoding="utf-8")
+    assert md.index(f"### {melee_column}") < md.index(f"### {column}")
+    page = (both / "report.html").read_text(encoding="utf-8")
+    assert page.index(f"<h3>{melee_column}</h3>") < page.index(f"<h3>{column}</h3>")
 
 
 @pytest.mark.parametrize("content,message", [
