@@ -27,7 +27,7 @@ from ..log.format import metric_key
 from ..log.inspect_log import FRONT_END
 from ..log.verifiers_log import FRONT_END as VERIFIERS
 from ..run.config import melee_tables
-from ..run.resume_command import hint
+from ..run.resume_command import hint, resume_env
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
@@ -277,6 +277,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--leaderboard", action="store_true",
                         help="print the leaderboard instead: one row per model, sorted by the mean EAS over the "
                              "cells, with its rank interval (as report.md's Ranking)")
+    # econarena-run's: each log's own resume hint left out, the run closing with one command for all of them
+    parser.add_argument("--no-resume-hints", action="store_true", help=argparse.SUPPRESS)
     add_price_options(parser)
     add_workers_option(parser)
     opts = parser.parse_args(argv)
@@ -322,8 +324,9 @@ def _main(argv: Optional[list[str]] = None) -> int:
         print(f"\n!! {c.labels[0]} in {c.column} ({c.log.path}): " + "; ".join(h))
         if c.status == RUNNING:
             print("   a live run is still writing it: nothing to resume; run the summary again when it ends")
-        elif c.status != "finished":
-            print("   " + hint(c.log.spec, str(c.log.path)).replace("\n", "\n   "))
+        elif c.status != "finished" and not opts.no_resume_hints:
+            env = resume_env(c.log.player_settings)
+            print("   " + hint(c.log.spec, str(c.log.path), env=env).replace("\n", "\n   "))
     for c in chosen:  # truncation is not irrationality: said apart from the other rule breaks
         cut = sum(int(e.get("cut_off") or 0) for e in c.log.sessions if not e.get("errored"))
         if cut:

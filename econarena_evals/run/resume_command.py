@@ -12,9 +12,10 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..core.redact import redact_command, redact_url
+from ..fns.identity import CHAT_NAME, EVALS_OPENAI_CLASSES, is_builtin
 from ..integration.recorder import log_path_of
 from ..integration.status import under_cli
 from ..log.inspect_log import FRONT_END, RETRYABLE
@@ -91,6 +92,26 @@ def resume_command(command: str, log_path: str) -> str:
 
 # The environment a resumed run needs to reach the same endpoint with the same code; never a key.
 HINT_ENV = ("OPENAI_BASE_URL", "PYTHONPATH", "EVALS_THREADS", "ECONARENA_MAX_CONCURRENCY")
+
+
+def resume_env(players: Sequence[Mapping[str, Any]]) -> Optional[dict[str, str]]:
+    """The environment a resume of a log needs, as far as its players event tells (for a hint printed
+    outside the run, by the summary): ``OPENAI_BASE_URL`` where an ``econarena/chat:`` or evals OpenAI
+    player took its endpoint from it (its completion args name no api_base or base_url; masked as the log
+    holds it), nothing for built-in players; None where that cannot be told (a log without the event, a
+    registry's fn whose endpoint may be its own args), and the hint then says so in words."""
+    env: dict[str, str] = {}
+    for p in players:
+        cls = p.get("class")
+        if is_builtin(cls):
+            continue
+        told = p.get("completion_args") or {}
+        env_endpoint = str(p.get("cli_name") or "").startswith(CHAT_NAME + ":") or cls in EVALS_OPENAI_CLASSES
+        if p.get("source") == "command" or not env_endpoint:
+            return None
+        if p.get("base_url") and not ({"api_base", "base_url"} & set(told)):
+            env.setdefault("OPENAI_BASE_URL", str(p["base_url"]))
+    return env
 
 
 def hint(spec: Mapping[str, Any], log_path: str, env: Optional[Mapping[str, str]] = None) -> str:

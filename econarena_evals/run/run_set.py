@@ -48,6 +48,7 @@ from ..log.jsonl import not_regular
 from .config import POLICY_ARGS
 from .evalset import known_sets, members, registry_roots
 from .resume import RESUME_ENV
+from .resume_command import HINT_ENV
 
 # statuses after which the next eval would fare no better: refused args, a stop, a signal
 STOPS_THE_SET = frozenset({exit_status.REFUSED, exit_status.STOPPED, exit_status.INTERRUPTED,
@@ -210,7 +211,9 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    opts, passthrough = parse(sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    opts, passthrough = parse(given)
+    opts.argv, opts.argv0 = given, (sys.argv[0] if argv is None else PROGRAM)  # for the command said again
     if "--record_path" in passthrough or any(a.startswith("--record_path=") for a in passthrough):
         print("econarena-run: --record_path is chosen per eval under --out; leave it out", file=sys.stderr)
         return exit_status.REFUSED
@@ -272,9 +275,59 @@ class RunSetDone:
                 f"the table below counts every log in {out}, earlier runs' and other conditions' included")
 
 
+# what a log's errored sessions say when the endpoint did not answer at all (the breaker's word, or the
+# client's connection errors): the same command again fails the same way until the endpoint is fixed
+_ENDPOINT_DOWN = re.compile(r"endpoint presumed down|APIConnectionError|APITimeoutError|ConnectError|"
+                            r"Connection (?:error|refused)", re.I)
+
+
+def _program(argv0: str) -> str:
+    """How the user typed this command: ``econarena-run`` where that is what runs here (on PATH), else the
+    path it was started by (a venv's bin not on PATH); ``econarena-run`` for ``python -m``."""
+    if argv0.endswith(".py") or os.path.basename(argv0) != PROGRAM:
+        return PROGRAM
+    found = shutil.which(PROGRAM)
+    return PROGRAM if found and Path(found).resolve() == Path(argv0).resolve() else argv0
+
+
+PROGRAM = "econarena-run"
+
+
+def rerun_command(argv: Sequence[str], env: Mapping[str, str], argv0: str = PROGRAM) -> str:
+    """The command that runs this set again as it ran, as it must be typed: the environment it needs to
+    reach the same endpoint with the same code first (``VAR=value``, ``resume_command.HINT_ENV`` and the
+    endpoint's variables, which the condition's folder depends on: never a key, and a URL's user, password
+    and query masked), then econarena-run and its arguments, secrets
+    masked (``redact_command``)."""
+    prefix = [f"{k}={shlex.quote(str(redact_url(env[k])) if k in ENDPOINT_ENV else env[k])}"
+              for k in dict.fromkeys(HINT_ENV + ENDPOINT_ENV) if env.get(k)]
+    return " ".join(prefix + [redact_command(shlex.join([_program(argv0), *argv]))])
+
+
+def rerun_line(argv: Sequence[str], env: Mapping[str, str], logs: Sequence[Path], argv0: str = PROGRAM) -> str:
+    """The one line that closes a run whose evals errored or stopped: what to fix first, and the same
+    command again, which keeps what finished and resumes every eval that did not."""
+    down = False
+    for path in logs:
+        try:
+            log = read_log(path)
+        except (OSError, ValueError):
+            continue
+        down = down or any(s.get("errored") and _ENDPOINT_DOWN.search(str(s.get("error") or ""))
+                           for s in log.sessions)
+    command = rerun_command(argv, env, argv0)
+    first = ("the endpoint is not answering: fix it first (is the server up? is OPENAI_BASE_URL / api_base "
+             "right?), then" if down else "see why above and fix it first, then")
+    masked = (" (OPENAI_BASE_URL's user, password and query are masked as ***: set them as the run had them)"
+              if "***" in command.split(PROGRAM, 1)[0] else "")  # the prefix's: a URL's secrets
+    return (f"econarena-run: {len(logs)} eval(s) errored or stopped; {first} run the same command again, which "
+            f"keeps every finished session and answered call and resumes every eval: {command}{masked}")
+
+
 def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str], folder: Path, oaieval: str) -> int:
     worst = 0
     done = RunSetDone()
+    unfinished: list[Path] = []  # the logs of the evals that errored or failed: the same command resumes them
     for i, eval_name in enumerate(evals, 1):
         logs = logs_of(folder, eval_name)
         say = f"econarena-run: [{i}/{len(evals)}] {eval_name}:"
@@ -303,24 +356,32 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
         print(f"{say} oaieval {opts.fn} {eval_name} --record_path {target}", file=sys.stderr)
         status = run_child([oaieval, opts.fn, eval_name, "--record_path", str(target), *passthrough], env)
         done.ran(Path(target))
+        again = rerun_command(opts.argv, os.environ, opts.argv0)
         if status < 0:  # killed by a signal it could not catch (kill -9, out of memory): a stop too
             print(f"econarena-run: oaieval was killed by signal {-status}: the set stops here; the same command "
-                  f"again goes on from {eval_name}, resuming what was answered", file=sys.stderr)
+                  f"again goes on from {eval_name}, resuming what was answered: {again}", file=sys.stderr)
             return 128 - status  # as a shell reports it (137 for kill -9)
         if status in STOPS_THE_SET:
             print(f"econarena-run: oaieval exited {status}: the set stops here; the same command again goes on "
-                  f"from {eval_name}, resuming what was answered", file=sys.stderr)
+                  f"from {eval_name}, resuming what was answered: {again}", file=sys.stderr)
             return status
         if status == exit_status.ERRORED:
             worst = exit_status.ERRORED
         elif status != 0 and worst == 0:
             worst = 1
+        if status != 0:
+            unfinished.append(Path(target))
     print(file=sys.stderr)
     print(f"econarena-run: {done.line(opts.out)}", file=sys.stderr)
     # the table of just this folder's logs (a separate process: the report is a layer above the run)
     prices = [x for flag, v in (("--price-in", opts.price_in), ("--price-out", opts.price_out),
                                 ("--batch-discount", opts.batch_discount)) if v is not None for x in (flag, v)]
-    subprocess.run([sys.executable, "-m", "econarena_evals.report.summary", str(opts.out), *prices])
+    # each log's own resume hint is its oaieval's, said above: the summary closes with one line instead
+    subprocess.run([sys.executable, "-m", "econarena_evals.report.summary", str(opts.out), *prices,
+                    *(["--no-resume-hints"] if unfinished else [])])
+    if unfinished:
+        sys.stdout.flush()
+        print(rerun_line(opts.argv, os.environ, unfinished, opts.argv0), file=sys.stderr)
     return worst
 
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -81,6 +83,44 @@ def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
     assert [p.stem for p in logs] == sorted(TWO_SET)
     assert all(final_report(p)["errored_sessions"] == 1 for p in logs)
     assert proc.stderr.count("econarena-run: [") == 2
+
+
+def test_a_dead_endpoint_closes_with_one_line_whose_command_as_typed_runs_every_eval_again(tmp_path):
+    """Every eval errors against a port nothing listens on: the summary prints no resume command per
+    eval, and the run closes with one line (fix the endpoint, then the same command again) whose
+    command carries the environment as it must be typed, never the key. Typed into a shell once the
+    server is up on that port, it runs both evals to the end in the same folder."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    env = base_env() | {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test-secret"}
+    args = ["econarena/chat:m", *TWO, "--out", str(tmp_path / "runs"), "--max_samples", "1",
+            "--extra_eval_params", "call_timeout_s=3"]
+    proc = run_cli([cli("econarena-run"), *args], env, cwd=tmp_path, returncode=3)
+    assert proc.stdout.count("!! ") == 2 and "To resume it" not in proc.stdout, proc.stdout[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("econarena-run: 2 eval(s) errored")]
+    assert len(lines) == 1 and proc.stderr.rstrip().endswith(lines[0]), proc.stderr[-3000:]
+    assert "the endpoint is not answering: fix it first" in lines[0] and "sk-test-secret" not in proc.stderr
+    command = lines[0].split("resumes every eval: ", 1)[1]
+    assert command.startswith(f"OPENAI_BASE_URL={url} PYTHONPATH=") and "OPENAI_API_KEY" not in command
+    assert command.split(" econarena-run ", 1)[1] == shlex.join(args)
+    # the summary on its own names each log's resume, the endpoint written as the command's prefix, not in words
+    alone = run_cli([cli("econarena-summary"), str(tmp_path / "runs")], base_env(), cwd=tmp_path)
+    hints = [line.strip() for line in alone.stdout.splitlines() if "resume_from=" in line]
+    assert len(hints) == 2 and all(h.startswith(f"OPENAI_BASE_URL={url} ") for h in hints), alone.stdout[-2000:]
+    assert "environment the run had" not in alone.stdout
+    server = OpenAIServer(scripted, models=("m",)).start(port)
+    try:
+        typed = {k: v for k, v in env.items() if k not in ("OPENAI_BASE_URL", "PYTHONPATH")}  # the line sets them
+        again = run_cli(["bash", "-c", command], typed, cwd=tmp_path)
+        folder = folder_of(tmp_path / "runs", "econarena/chat:m")
+        logs = sorted(folder.glob("*.jsonl"))
+        assert [p.stem for p in logs] == sorted(TWO_SET), again.stderr[-2000:]
+        assert all(final_report(p)["sessions"] == 1 and final_report(p)["errored_sessions"] == 0 for p in logs)
+        assert server.answered() == 2 * 50 and "errored or stopped" not in again.stderr
+    finally:
+        server.stop()
 
 
 def test_a_refused_run_stops_the_set(tmp_path):
