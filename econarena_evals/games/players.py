@@ -29,6 +29,7 @@ class BuiltinPlayer:
     """Base class: subclasses say what to choose and why, given the game and the facts of the prompt."""
 
     name = "econarena/builtin"
+    fixed_args: frozenset[str] = frozenset()  # args of a base class that a subclass sets itself
     understanding = "A game with a clear rule for payoffs."
 
     def __init__(self, registry: Optional[Any] = None, name: Optional[str] = None, **_options: Any) -> None:
@@ -140,8 +141,12 @@ class NoisyBidder(ShadingBidder):
 
     name = "econarena/noisy"
     understanding = "I bid about what the item is worth to me."
+    fixed_args = frozenset({"share"})  # its bids are truthful on average: noise is its one arg
 
     def __init__(self, registry: Optional[Any] = None, noise: Any = 0.1, **options: Any) -> None:
+        if "share" in options:
+            raise ValueError(f"{options.get('name') or self.name} bids its value blurred by noise and takes no "
+                             "share (econarena/shade and econarena/overbid do): give noise")
         super().__init__(registry, share=1.0, **options)
         self.noise = float(noise)
         if not 0 <= self.noise <= 10:

@@ -33,7 +33,7 @@ from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
 from ..fns.endpoints import answered_send, check_args, lane_key, recorded_prompt, reserved_completion_tokens, seat_send
 from ..fns.identity import players_settings
-from ..fns.players import BuiltinPlayer
+from ..fns.players import BuiltinPlayer, builtin_arg_refusal
 from ..fns.usage import unify_usage_keys
 from ..games import get as get_game
 from ..games import session_from_sample
@@ -96,6 +96,9 @@ class EconArena(evals.Eval):
         ours = {k: kwargs.pop(k) for k in list(kwargs) if k in taken}
         for fn in completion_fns:
             check_args(fn)
+        refusal = builtin_arg_refusal(completion_fns)  # a run of built-in players: an arg none takes is said
+        if refusal:
+            raise ValueError(refusal)
         super().__init__(completion_fns, *args, samples_jsonl=samples_jsonl, **kwargs)
         self.cell = config.build("cell", ours)
         foreign = config.foreign_params(self.cell, ours)

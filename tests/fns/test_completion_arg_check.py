@@ -12,7 +12,7 @@ import pytest
 from econarena_evals.core.closest import closest, with_closest
 from econarena_evals.fns.completion_args import keyword_names, request_options, unknown_args
 
-from conftest import REGISTRY, cli
+from conftest import REGISTRY, base_env, cli
 
 
 def posts(server) -> int:
@@ -55,6 +55,39 @@ def test_a_mistyped_completion_arg_is_one_line_naming_the_closest_and_no_request
     assert len(said(proc)) == 1 and said(proc)[0].startswith("econarena: ") and line in said(proc)[0], said(proc)
     assert "To resume" not in proc.stderr and "Traceback" not in proc.stderr
     assert posts(server) == before
+
+
+@pytest.mark.parametrize("fns,arg,line", [
+    # a built-in player took any arg in silence (docs/configuration.md said so)
+    ("econarena/nash", "temprature=0.5", "econarena: unknown completion arg temprature (closest: temperature): "
+     "econarena/nash is a built-in player, which takes no completion arg and sends no request"),
+    ("econarena/human", "seed=3", "econarena: unknown completion arg seed: econarena/human is a built-in player, "
+     "which takes no completion arg and sends no request, so seed would change nothing (a chat model's: "
+     "econarena/chat); its draws follow the eval's seed (oaieval --seed)"),
+    ("econarena/level1", "kk=2", "econarena: unknown completion arg kk (closest: k): econarena/level1 is a built-in "
+     "player, which takes only k and sends no request"),
+    # evals gives every player the same args: one none of them takes is refused
+    ("econarena/noisy-0.1,econarena/nash", "temperature=0", "econarena: unknown completion arg temperature: this "
+     "run's players (econarena/noisy-0.1, econarena/nash) are built in, take only noise and send no request"),
+])
+@pytest.mark.e2e
+def test_a_built_in_player_refuses_an_arg_no_player_of_the_run_takes_in_one_line(fns, arg, line, tmp_path):
+    proc = oaieval(fns, base_env(), tmp_path, "--completion_args", arg)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert said(proc) == [line] or (len(said(proc)) == 1 and said(proc)[0].startswith(line)), said(proc)
+    assert "Traceback" not in proc.stderr and not (tmp_path / "log.jsonl").exists()
+
+
+@pytest.mark.e2e
+def test_an_arg_one_built_in_player_of_the_run_takes_is_its_own_and_the_run_plays(tmp_path):
+    """``noise`` is econarena/noisy's: given to the whole run (evals gives it to every player), the
+    Nash player beside it passes over it, and the noisy bidder plays with it."""
+    proc = oaieval("econarena/noisy-0.1,econarena/nash", base_env(), tmp_path, "--completion_args", "noise=0.2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    events = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert any("final_report" in e for e in events)
+    players = next(e["data"]["players"] for e in events if e.get("type") == "econarena_players")
+    assert {p["name"]: p["completion_args"] for p in players}["econarena/noisy-0.1"] == {"noise": "0.2"}
 
 
 @pytest.mark.e2e
