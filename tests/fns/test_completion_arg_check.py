@@ -11,6 +11,7 @@ import pytest
 
 from econarena_evals.core.closest import closest, with_closest
 from econarena_evals.fns.completion_args import keyword_names, request_options, unknown_args
+from econarena_evals.log.format import PLAYERS_EVENT
 
 from conftest import REGISTRY, base_env, cli
 
@@ -86,7 +87,7 @@ def test_an_arg_one_built_in_player_of_the_run_takes_is_its_own_and_the_run_play
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert any("final_report" in e for e in events)
-    players = next(e["data"]["players"] for e in events if e.get("type") == "econarena_players")
+    players = next(e["data"]["players"] for e in events if e.get("type") == PLAYERS_EVENT)
     assert {p["name"]: p["completion_args"] for p in players}["econarena/noisy-0.1"] == {"noise": "0.2"}
 
 
