@@ -47,8 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 from .errors import RunStopped, SeatCallError, fatal, is_transient, status_of
-from .policy import CallPolicy
-from .state import CALL_STATE, stop_run
+from .state import CallState
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
@@ -204,13 +203,15 @@ class _Slot:
 
 
 class Waves:
-    """The batch calls of one run of the eval: collected into waves across sessions, sent, waited for."""
+    """The batch calls of one run of the eval: collected into waves across sessions, sent, waited for,
+    as the run's call state says (its policy; its stop ends the waits)."""
 
-    def __init__(self, sessions: int, policy: CallPolicy, poll_s: float, endpoint: str,
+    def __init__(self, call_state: CallState, sessions: int, poll_s: float, endpoint: str,
                  record: Callable[[dict[str, Any]], None], say: Callable[[str], None],
                  adopted: Optional[Mapping[str, Mapping[str, str]]] = None,
                  linger_s: float = LINGER_S) -> None:
-        self.sessions, self.policy, self.poll_s, self.endpoint = sessions, policy, poll_s, endpoint
+        self.call_state, self.policy = call_state, call_state.policy
+        self.sessions, self.poll_s, self.endpoint = sessions, poll_s, endpoint
         self.record, self.say, self.linger_s = record, say, linger_s
         # custom_id -> {"batch_id": ..., "input_file_id": ..., "bought": n} from the log resumed from
         self.adopted = dict(adopted or {})
@@ -234,19 +235,19 @@ class Waves:
 
     def call(self, items: Sequence[tuple[BatchAPI, Line]]) -> list[Result]:
         """Put these calls in the current wave and wait for their results (never raises for a line)."""
-        if CALL_STATE.stopped.is_set():
-            return [RunStopped(CALL_STATE.stop_reason or "run stopped") for _ in items]
+        if self.call_state.stopped.is_set():
+            return [RunStopped(self.call_state.stop_reason or "run stopped") for _ in items]
         slots = [_Slot(api, line) for api, line in items]
         with self.cond:
             self.pending.extend(slots)
             self.queued += 1
             self._close_if_ready()
             while any(s.result is None for s in slots):
-                if CALL_STATE.stopped.is_set():
+                if self.call_state.stopped.is_set():
                     break
                 self._close_if_ready(lingered=True)
                 self.cond.wait(min(0.5, self.linger_s))
-        stopped = RunStopped(CALL_STATE.stop_reason or "run stopped")
+        stopped = RunStopped(self.call_state.stop_reason or "run stopped")
         return [s.result if s.result is not None else stopped for s in slots]
 
     def enter(self) -> None:
@@ -306,7 +307,7 @@ class Waves:
     def _send(self, slots: list[_Slot], number: int) -> None:
         api = slots[0].api
         todo = slots
-        while todo and not CALL_STATE.stopped.is_set():
+        while todo and not self.call_state.stopped.is_set():
             attached: dict[str, list[_Slot]] = {}
             fresh: list[_Slot] = []
             for slot in todo:
@@ -363,7 +364,7 @@ class Waves:
                 self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
                          f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
                 # a batch refused as a whole (an enqueued-token limit) is not sent straight back
-                if CALL_STATE.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
+                if self.call_state.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
                     break
         self._stopped(todo)
 
@@ -385,9 +386,10 @@ class Waves:
                 for slot, result in group:
                     self._settle(slot, result)
             return True
-        stop_run(f"batch output unreadable: {lines} call(s) were bought {MAX_BOUGHT} times and their answers cannot "
-                 f"be read: {names} ({api.label}); none is bought again: the resume asks their last batch again, and "
-                 "batch_fallback=yes sends such calls synchronously", "batch output unreadable")
+        self.call_state.stop(
+            f"batch output unreadable: {lines} call(s) were bought {MAX_BOUGHT} times and their answers cannot "
+            f"be read: {names} ({api.label}); none is bought again: the resume asks their last batch again, and "
+            "batch_fallback=yes sends such calls synchronously", "batch output unreadable")
         self._stopped([slot for group in lost.values() for slot, _ in group])
         return False
 
@@ -414,7 +416,7 @@ class Waves:
         while True:
             batch_id = self._api(lambda: api.create(file_id, {"econarena_wave": str(number)}), "creating a batch",
                                  route=True)
-            if not isinstance(batch_id, BaseException) or CALL_STATE.stopped.is_set():
+            if not isinstance(batch_id, BaseException) or self.call_state.stopped.is_set():
                 break
             # the create may have reached the provider though its answer did not reach us: a batch
             # made of this file is used, never a second one paid for
@@ -423,7 +425,7 @@ class Waves:
                 batch_id = found
                 break
             if (not is_transient(batch_id) or time.monotonic() >= until
-                    or CALL_STATE.stopped.wait(self.policy.backoff_cap_s)):
+                    or self.call_state.stopped.wait(self.policy.backoff_cap_s)):
                 break
         if isinstance(batch_id, BaseException):
             self._fail(group, batch_id)
@@ -470,7 +472,7 @@ class Waves:
                 self.say(f"econarena: batch {batch_id} has not ended {OVERDUE_S / 3600:g} h after it was sent, past "
                          f"the API's window: its {calls} call(s) go in a new batch")
                 return {}, LineFailed(f"batch {batch_id} did not end within {OVERDUE_S / 3600:g} h")
-            if CALL_STATE.stopped.wait(interval):
+            if self.call_state.stopped.wait(interval):
                 return None
             interval = min(self.poll_s, interval * 2)
         self.ended.add(batch_id)
@@ -523,7 +525,7 @@ class Waves:
                     return _Unknown(str(exc))
                 stop = fatal(exc)
                 if stop is not None:
-                    stop_run(stop[1], stop[0])
+                    self.call_state.stop(stop[1], stop[0])
                     return None
                 attempt += 1
                 if not told:
@@ -533,7 +535,7 @@ class Waves:
                              "nothing is sent again)")
                 if time.monotonic() >= until:
                     return exc
-                if CALL_STATE.stopped.wait(self.policy.backoff(attempt, jitter)):
+                if self.call_state.stopped.wait(self.policy.backoff(attempt, jitter)):
                     return None
                 restart()
                 continue
@@ -553,13 +555,13 @@ class Waves:
                 return request()
             except Exception as exc:  # noqa: BLE001 - classified below
                 if route and status_of(exc) in NO_SUCH_ROUTE:
-                    stop_run(f"this endpoint has no batch API ({what} was answered HTTP {status_of(exc)}): "
+                    self.call_state.stop(f"this endpoint has no batch API ({what} was answered HTTP {status_of(exc)}): "
                              "run without batch=yes, or against an endpoint that has /v1/files and /v1/batches",
                              "no batch API")
                     return exc
                 stop = fatal(exc)
                 if stop is not None:
-                    stop_run(stop[1], stop[0])
+                    self.call_state.stop(stop[1], stop[0])
                     return exc
                 more = attempt < self.policy.max_attempts or (until is not None and time.monotonic() < until)
                 if not is_transient(exc) or not more:
@@ -568,11 +570,11 @@ class Waves:
                 if attempt == self.policy.max_attempts:
                     self.say(f"econarena: batch API: {what} failed {attempt} times ({type(exc).__name__}); asking "
                              "again with backoff")
-                if CALL_STATE.stopped.wait(self.policy.backoff(attempt, jitter)):
+                if self.call_state.stopped.wait(self.policy.backoff(attempt, jitter)):
                     return exc
 
     def _fail(self, group: list[_Slot], exc: BaseException) -> None:
-        if CALL_STATE.stopped.is_set():
+        if self.call_state.stopped.is_set():
             self._stopped(group)
             return
         for slot in group:
@@ -580,4 +582,4 @@ class Waves:
 
     def _stopped(self, group: Sequence[_Slot]) -> None:
         for slot in group:
-            self._settle(slot, RunStopped(CALL_STATE.stop_reason or "run stopped"))
+            self._settle(slot, RunStopped(self.call_state.stop_reason or "run stopped"))

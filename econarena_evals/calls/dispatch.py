@@ -12,7 +12,10 @@ Every seat call of every session goes through ``call_all``:
 * A breaker per player (``Breaker``): after ``breaker_threshold`` endpoint failures in a row its
   endpoint is presumed down, and its calls (waiting or queued) fail at once, one probe every
   ``probe_interval_s`` excepted. It acts on this module's batches (it fails their waiting calls), so
-  it lives beside them; the breakers of a run belong to the run state (``state.CALL_STATE.breakers``).
+  it lives beside them; the breakers of a run belong to the run's call state (``state.CallState.breakers``).
+
+The run hands its call state to every ``call_all``: its policy (the options, read once), its stop,
+lanes, breakers, slots and workers are that run's, never another's in the same process.
 
 A call runs on a reused daemon worker, in a copy of the context of the thread that called
 ``call_all``, taken there and then: evals' ``record_sampling`` inside a completion fn finds the sample
@@ -29,10 +32,9 @@ from typing import Any, Callable, Hashable, Optional, Sequence, Union
 
 from .errors import RunStopped, SeatCallError, described, is_endpoint_failure
 from .lanes import lane_for
-from .policy import CallPolicy
 from .retry import Call, attempts
 from .seat_call import SeatCall
-from .state import CALL_STATE
+from .state import CallState
 
 
 class Breaker:
@@ -96,36 +98,38 @@ class Breaker:
             other.abandon(call, SeatCallError(why))
 
 
-def breaker_for(player: object, policy: CallPolicy) -> Breaker:
+def breaker_for(call_state: CallState, player: object) -> Breaker:
     """The run's breaker for ``player``. Keyed by id(player), the player kept alive with it, so that
     its id cannot be reused by a new object that would inherit a stale breaker; players are few."""
-    with CALL_STATE.lock:
-        entry = CALL_STATE.breakers.get(id(player))
+    with call_state.lock:
+        entry = call_state.breakers.get(id(player))
         if entry is None:
+            policy = call_state.policy
             breaker = Breaker(policy.breaker_threshold, policy.probe_interval_s)
-            entry = CALL_STATE.breakers[id(player)] = (player, breaker)
+            entry = call_state.breakers[id(player)] = (player, breaker)
         return entry[1]
 
 
-def endpoints_down() -> list[str]:
+def endpoints_down(call_state: CallState) -> list[str]:
     """Why each endpoint of the run that is presumed down now is (one per player whose breaker is open)."""
-    with CALL_STATE.lock:
-        breakers = [breaker for _, breaker in CALL_STATE.breakers.values()]
+    with call_state.lock:
+        breakers = [breaker for _, breaker in call_state.breakers.values()]
     return [why for why in (b.down() for b in breakers) if why]
 
 
 class Batch:
     """The calls of one ``call_all``, one ``retry.Call`` each: results and slots under one condition."""
 
-    def __init__(self, policy: CallPolicy) -> None:
-        self.policy = policy
-        self.slots = CALL_STATE.slots  # the run's: a call that outlives its run frees a slot of its own run
+    def __init__(self, call_state: CallState) -> None:
+        self.call_state = call_state
+        self.policy = call_state.policy
+        self.slots = call_state.slots  # the run's: a call that outlives its run frees a slot of its own run
         self.cond = threading.Condition()
         self.calls: list[Call] = []
         self.remaining = 0
 
     def add(self, player: object, run: Callable[[], str], lane: Hashable, cost: float) -> Call:
-        call = Call(len(self.calls), run, lane_for(lane), cost, breaker_for(player, self.policy))
+        call = Call(len(self.calls), run, lane_for(self.call_state, lane), cost, breaker_for(self.call_state, player))
         self.calls.append(call)
         self.remaining += 1
         return call
@@ -158,7 +162,7 @@ class Batch:
                 call.holds_slot = False  # the dispatcher hands this slot on itself
             self.settle(call, SeatCallError(refused))
             return False
-        CALL_STATE.workers.submit(partial(self.make, call))
+        self.call_state.workers.submit(partial(self.make, call))
         return True
 
     def make(self, call: Call) -> None:
@@ -168,7 +172,7 @@ class Batch:
         The breaker first: once settled, the caller may return and send the next calls, which must
         find the breaker told (settled first, a dead endpoint's next wave raced its breaker). A call
         the caller already stopped waiting for is no longer tracked by the breaker: a no-op there."""
-        result = attempts(call, self.policy)
+        result = attempts(call, self.call_state)
         if not call.done:
             call.breaker.record(self, call, result)
         self.settle(call, result)
@@ -183,10 +187,11 @@ class Batch:
 
 
 def call_all(
-    calls: Sequence[tuple[object, Callable[[], str]]], policy: CallPolicy,
+    call_state: CallState, calls: Sequence[tuple[object, Callable[[], str]]],
     lanes: Optional[Sequence[Hashable]] = None, costs: Optional[Sequence[float]] = None,
 ) -> list[Union[str, BaseException]]:
-    """Run ``(player, call)`` pairs concurrently under the process-wide cap.
+    """Run ``(player, call)`` pairs concurrently under the run's cap, as the run's call state says
+    (its policy: tries, deadline, backoff, breakers, patience).
 
     Each result is the reply or the error; never raises for a failing call. A call past its
     deadline comes back as a ``SeatCallError``, and so does one refused by its player's breaker.
@@ -198,19 +203,19 @@ def call_all(
     """
     if not calls:
         return []
-    if CALL_STATE.stopped.is_set():
-        return [RunStopped(CALL_STATE.stop_reason or "run stopped") for _ in calls]
-    batch = Batch(policy)
+    if call_state.stopped.is_set():
+        return [RunStopped(call_state.stop_reason or "run stopped") for _ in calls]
+    batch = Batch(call_state)
     for k, (player, run) in enumerate(calls):
         # the breaker entry keeps the player alive, so its id names one player
-        lane = lanes[k] if lanes is not None else ("player", id(breaker_for(player, policy)))
+        lane = lanes[k] if lanes is not None else ("player", id(breaker_for(call_state, player)))
         # One context copy per call, taken on this thread: the session's own sample id. Each call gets
         # its own copy because a Context cannot be entered by two threads at once.
         call = batch.add(player, partial(contextvars.copy_context().run, run), lane, costs[k] if costs else 0.0)
         if isinstance(run, SeatCall):
             run.lane = call.lane
     batch.slots.enqueue([(batch, call) for call in batch.calls])
-    timeout_s = policy.call_timeout_s
+    timeout_s = call_state.policy.call_timeout_s
     try:
         while True:
             with batch.cond:

@@ -3,39 +3,42 @@
 A lane is what shares a rate limit: its pace to the limits the server states and the waits it asks
 for (``pace.Pace``) and its concurrency limit with the order of its calls in flight
 (``concurrency.Concurrency``), under one lock, where the calls of the lane wait their turn
-(``acquire``). The lanes of a run belong to the run state (``state.CALL_STATE.lanes``).
+(``acquire``). The lanes of a run belong to the run's call state (``state.CallState.lanes``).
 """
 from __future__ import annotations
 
 import math
 import threading
 import time
-from typing import Any, Callable, Hashable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Optional
 
 from .concurrency import Concurrency, Ticket
 from .limits import stated_limits
 from .pace import Pace, model_of
-from .state import CALL_STATE
+
+if TYPE_CHECKING:  # the call state holds the lanes; this module only reads it
+    from .state import CallState
 
 
 class Lane:
     """A pace and a concurrency limit under one condition, which the calls of the lane wait on."""
 
-    def __init__(self, key: Hashable) -> None:
+    def __init__(self, key: Hashable, call_state: CallState) -> None:
         self.key = key
+        self.call_state = call_state  # the run's: its stop ends the waits here, the progress line reads its pace
         self.cond = threading.Condition()
-        self.pace = Pace(key)
+        self.pace = Pace(key, call_state.policy.rate_limit_patience_s, call_state.limits)
         self.concurrency = Concurrency(self._cut)
         self.waiters = 0  # calls waiting in ``acquire``: a freed place wakes one of them, not all
 
-    # what the progress line counts (``state.CALL_STATE``)
+    # what the progress line counts (``state.CallState``)
     sent = property(lambda self: self.concurrency.sent)
     answered = property(lambda self: self.concurrency.answered)
     in_flight = property(lambda self: self.concurrency.in_flight)
     refusals = property(lambda self: self.pace.refusals)
 
     def _cut(self) -> None:
-        CALL_STATE.served[self.key] = self  # its concurrency limit was cut: the progress line tells its pace
+        self.call_state.served[self.key] = self  # its concurrency limit was cut: the progress line tells its pace
 
     def wake(self) -> None:
         with self.cond:
@@ -47,10 +50,10 @@ class Lane:
         meanwhile; None if the lane's calls in flight have gone ``silence_s`` without a word from
         the endpoint (it stopped answering: this call would only queue behind them). Nothing is
         then reserved."""
-        pace, flow = self.pace, self.concurrency
+        pace, flow, stopped = self.pace, self.concurrency, self.call_state.stopped
         with self.cond:
             while True:
-                if CALL_STATE.stopped.is_set() or cancelled():
+                if stopped.is_set() or cancelled():
                     self._pass_on()
                     return False
                 now = time.monotonic()
@@ -141,26 +144,26 @@ class Lane:
             return self.concurrency.served()
 
 
-def lane_for(key: Hashable) -> Lane:
+def lane_for(call_state: CallState, key: Hashable) -> Lane:
     """The run's lane for ``key``, made at its first call."""
-    lanes = CALL_STATE.lanes
+    lanes = call_state.lanes
     lane = lanes.get(key)
     if lane is None:
-        with CALL_STATE.lock:
+        with call_state.lock:
             lane = lanes.get(key)
             if lane is None:
-                lane = lanes[key] = Lane(key)
+                lane = lanes[key] = Lane(key, call_state)
     return lane
 
 
-def concurrency_in_use() -> list[tuple[str, int, int, float]]:
+def concurrency_in_use(call_state: CallState) -> list[tuple[str, int, int, float]]:
     """(lane's model, calls in flight that the run waits for, tries in flight it gave up on, the
     calls in flight it allows) of every lane that has sent anything. The limit is a whole number
     (a limit of 2.4 lets a third call out: ``Lane.acquire`` sends while fewer are in flight), inf
     where the lane is neither cut nor halved by refusals (paced by stated limits, or serving all it
     gets). Read under the lane's lock: the counts are of one moment."""
     out = []
-    for lane in list(CALL_STATE.lanes.values()):
+    for lane in list(call_state.lanes.values()):
         with lane.cond:
             flow = lane.concurrency
             if flow.sent:
@@ -171,13 +174,13 @@ def concurrency_in_use() -> list[tuple[str, int, int, float]]:
     return out
 
 
-def waits() -> list[tuple[str, str, float]]:
+def waits(call_state: CallState) -> list[tuple[str, str, float]]:
     """(lane's model, why, seconds since its last answer) of every lane that waits on its endpoint
     now: overloaded (503/529) until an answer comes, or paused after a refusal (429). For the
     progress line, which would otherwise show a run at 0 calls/min that seems stuck."""
     now = time.monotonic()
     out = []
-    for lane in list(CALL_STATE.lanes.values()):
+    for lane in list(call_state.lanes.values()):
         pace = lane.pace
         if pace.overloads:
             out.append((model_of(lane.key), "overloaded (503/529)", now - pace.last_answer))

@@ -15,11 +15,9 @@ import math
 import random
 import sys
 import time
-from typing import Hashable, Optional
+from typing import Hashable, MutableMapping, Optional
 
 from .limits import Stated
-from .policy import CallPolicy
-from .state import CALL_STATE
 
 # Pace at this share of a limit the server states: its buckets refill continuously, ours must not
 # run into them from a slightly different clock or token count.
@@ -46,8 +44,10 @@ def model_of(key: Hashable) -> str:
 class Pace:
     """What the server states and asks of one lane: its limits, its waits, its patience."""
 
-    def __init__(self, key: Hashable) -> None:
+    def __init__(self, key: Hashable, patience_s: float,
+                 limits: MutableMapping[Hashable, tuple[Optional[float], Optional[float]]]) -> None:
         self.key = key
+        self.limits = limits  # the run's account of the limits its lanes learned (``state.CallState.limits``)
         self.rpm: Optional[float] = None
         self.tpm: Optional[float] = None
         self.share = PACE_SHARE  # lowered on each refusal, raised slowly by answers
@@ -59,7 +59,7 @@ class Pace:
         self.last_refused = -math.inf  # the progress line says a wait for the rate limit until an answer
         self.last_cut = 0.0
         self.last_answer = time.monotonic()
-        self.patience_s = CallPolicy.rate_limit_patience_s  # of the calls using the lane (set by them)
+        self.patience_s = patience_s  # the run's rate_limit_patience_s
         self.told_capped = False  # a capped wait is said once per lane, not once per request
         # pauses for an overloaded endpoint since its last answer; while any, the lane sends one
         # call at a time (a probe), so a storm costs a request a pause, not one per call in flight
@@ -98,7 +98,7 @@ class Pace:
                 self.tat_tokens = now + self.sent_tokens * 60.0 / (self.tpm * self.share)
         for reset_s, source in used_up:  # an exhausted allowance: wait for its reset
             self.paused_until = max(self.paused_until, now + self._bounded(reset_s, source))
-        CALL_STATE.limits[self.key] = (self.rpm, self.tpm)
+        self.limits[self.key] = (self.rpm, self.tpm)
 
     def answered(self, now: float) -> None:
         self.overloads = 0

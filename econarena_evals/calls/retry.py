@@ -27,8 +27,7 @@ from .errors import (
     status_of,
 )
 from .lanes import Lane
-from .policy import CallPolicy
-from .state import CALL_STATE, stop_run
+from .state import CallState
 
 if TYPE_CHECKING:  # the breaker lives with the batches it acts on, which import this module
     from .dispatch import Breaker
@@ -58,18 +57,19 @@ class Call:
     turn: Optional[float] = None  # when the call's first turn at the head of its lane came
 
 
-def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
-    """Make ``call``: wait for its lane's pace, send, and retry as the error asks; its result."""
+def attempts(call: Call, call_state: CallState) -> Union[str, BaseException]:
+    """Make ``call``: wait for its lane's pace, send, and retry as the error asks; its result. The
+    run's call state says how (its policy) and whether the run goes on (its stop)."""
+    policy, stopped = call_state.policy, call_state.stopped
     jitter: Optional[random.Random] = None  # made on the first retry: seeding one costs more than a call's bookkeeping
     lane, attempt, spent = call.lane, 0, 0
     since = 0.0  # when this call's previous try ended: answers on the lane after it say the endpoint lives
-    lane.pace.patience_s = policy.rate_limit_patience_s
     result: Union[str, BaseException]
     while True:
         ticket = lane.acquire(call.cost, lambda: call.cancelled, policy.call_timeout_s)
         if not ticket:
-            if CALL_STATE.stopped.is_set():
-                return RunStopped(CALL_STATE.stop_reason or "run stopped")
+            if stopped.is_set():
+                return RunStopped(call_state.stop_reason or "run stopped")
             return SeatCallError(
                 f"no answer within call_timeout_s={policy.call_timeout_s:g}s: the endpoint answered none of the "
                 "calls sent before this one" if ticket is None else "stopped waiting for the rate limit's pace")
@@ -98,7 +98,7 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
                                 policy.backoff_cap_s)
             if lane.pace.waited_too_long(policy.rate_limit_patience_s):
                 what, word = ("rate limited", "rate limit") if limited else ("overloaded (503/529)", "overloaded")
-                stop_run(f"{what}: no answer from this endpoint for rate_limit_patience_s="
+                call_state.stop(f"{what}: no answer from this endpoint for rate_limit_patience_s="
                          f"{policy.rate_limit_patience_s:g}s; wait until it answers again, or raise the patience, "
                          "then resume",
                          word)
@@ -109,7 +109,7 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
             continue
         stop = fatal(result)
         if stop is not None:
-            stop_run(stop[1], stop[0])
+            call_state.stop(stop[1], stop[0])
             return result
         attempt += 1
         live = lane.answered_since(since or sent_at)
@@ -128,5 +128,5 @@ def attempts(call: Call, policy: CallPolicy) -> Union[str, BaseException]:
         clock = turn if turn is not None else max(sent_at, lane.concurrency.heard_at)
         if now + pause >= clock + policy.call_timeout_s:
             return result  # the next try could not finish in time: fail now and free the slot
-        if CALL_STATE.stopped.wait(pause) or call.cancelled:
+        if stopped.wait(pause) or call.cancelled:
             return result

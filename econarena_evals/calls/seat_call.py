@@ -67,6 +67,10 @@ class SeatCall:
             self.lane.learn(headers)
 
 
+# The one context channel left between a completion fn and the engine, and why: evals calls the
+# user's fn with a prompt alone, so nothing of ours can be passed to it. What the fn's side needs of
+# the run's calls it reaches through the seat call it answers (its lane, which belongs to its run's
+# ``state.CallState``), never through a process-wide object.
 _CURRENT: contextvars.ContextVar[Optional[SeatCall]] = contextvars.ContextVar("econarena_seat_call", default=None)
 
 

@@ -1,9 +1,9 @@
-"""The process-wide cap on calls in flight, its FIFO queue, and the worker threads that make the calls.
+"""A run's cap on calls in flight, its FIFO queue, and the worker threads that make the calls.
 
 The only module that starts threads. A call that waits for a slot of
 the cap (``max_concurrency``) waits in the queue and holds nothing: no slot, no thread. Slots are
 handed out in order as calls end, so the wait is bounded by the calls ahead of it, each of which is
-bounded in turn. The run state (``state.CALL_STATE``) owns one ``Slots`` and one ``Workers``.
+bounded in turn. A run's call state (``state.CallState``) owns one ``Slots`` and one ``Workers``.
 """
 from __future__ import annotations
 
@@ -14,12 +14,16 @@ from typing import Any, Callable, Sequence
 
 from .errors import RunStopped
 
+# How long a worker waits for its next call before it ends: the workers of a run that is over (its
+# call state is dropped) do not stay for the rest of the process; a busy run keeps its workers.
+IDLE_S = 60.0
+
 
 class Workers:
     """Daemon worker threads, reused from call to call; a new one starts only when none is idle.
 
     Daemon, because a call we stopped waiting for may not return soon (a custom completion fn may
-    block or retry on its own) and must not keep the process alive.
+    block or retry on its own) and must not keep the process alive. One idle for ``IDLE_S`` ends.
     """
 
     def __init__(self) -> None:
@@ -38,7 +42,15 @@ class Workers:
 
     def _work(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                job = self._jobs.get(timeout=IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    # none idle: a submit counted on this thread, and its job is in the queue for it
+                    if self._idle > 0:
+                        self._idle -= 1
+                        return
+                continue
             try:
                 job()
             finally:
@@ -49,7 +61,7 @@ class Workers:
 class Slots:
     """The cap on calls in flight and the FIFO queue of calls waiting for a slot.
 
-    ``run`` is the run state whose stop fails every queued call at once (``stopped``, ``stop_reason``).
+    ``run`` is the run's call state whose stop fails every queued call at once (``stopped``, ``stop_reason``).
     A queued item is (its batch, the call: ``retry.Call``); the batch starts or settles it.
     """
 

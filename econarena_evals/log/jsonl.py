@@ -1,10 +1,13 @@
 """The one reader of evals JSONL logs: streaming, bounded, never raising on a bad file.
 
 Every reader of a log (``evallog``, ``filing``, ``transcripts``, the resume's plan) goes through
-``iter_lines`` / ``iter_rows``: lines are read with a bound (``MAX_LINE_BYTES``), a file whose first
-line is not a run spec is refused at that line, and a lone surrogate is read as the text ``\\udXXX``
-(docs/reliability.md, "Bad files"). So a 1 GB garbage file costs one bounded line, and a hand-edited
-log never crashes a tool. What the rows mean is ``format``'s; this module only frames them.
+``iter_lines`` / ``iter_rows``, and every other JSON-lines file the package reads (a verifiers
+run's ``traces.jsonl``: ``verifiers_log``; the verifiers front end's journal of answered calls)
+through the same ``bounded_lines`` (and ``json_rows``): lines are read with a bound
+(``MAX_LINE_BYTES``), a file whose first line is not a run spec is refused at that line, and a
+lone surrogate is read as the text ``\\udXXX`` (docs/reliability.md, "Bad files"). So a 1 GB
+garbage file costs one bounded line, and a hand-edited log never crashes a tool. What the rows
+mean is ``format``'s; this module only frames them.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Optional, Sequence
+from typing import Any, BinaryIO, Iterable, Iterator, Optional, Sequence
 
 # No line the eval writes comes near this (a sampling event stores at most 64 KB of each reply);
 # a longer one is named and skipped unread, so no line is ever held whole past it.
@@ -191,6 +194,61 @@ def open_regular(path: Path, reading: Reading) -> Optional[BinaryIO]:
     return os.fdopen(fd, "rb")
 
 
+def bounded_lines(handle: BinaryIO, reading: Optional[Reading] = None) -> Iterator[tuple[int, Optional[bytes]]]:
+    """(line number, the line's bytes) of each line of ``handle``, each read within ``MAX_LINE_BYTES``:
+    a longer line comes as None, and is then skipped in chunks, never held whole (not at all if the
+    reader stops there). ``reading`` notes where each line starts and the bytes read so far."""
+    reading = reading if reading is not None else Reading()
+    lineno = 0
+    while True:
+        raw = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        reading.offset = reading.size
+        reading.size += len(raw)
+        lineno += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            yield lineno, None
+            while raw and not raw.endswith(b"\n"):
+                raw = handle.readline(SKIP_CHUNK)
+                reading.size += len(raw)
+            continue
+        yield lineno, raw
+
+
+def text_lines(handle: BinaryIO, reading: Reading) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line of ``handle`` (``bounded_lines``); a longer line is
+    named in ``reading`` and skipped; bytes that are not UTF-8 are read as U+FFFD."""
+    for lineno, raw in bounded_lines(handle, reading):
+        if raw is None:
+            reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        if text.strip():
+            yield lineno, text
+
+
+def json_rows(lines: Iterable[tuple[int, str]], reading: Reading, what: str = "log"
+              ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of each line of ``lines`` that is a JSON object (``decode_row``'s bounds);
+    every other line is named in ``reading`` (a line not JSON as a cut-off ``what``'s) and skipped."""
+    for lineno, text in lines:
+        try:
+            row = decode_row(text)
+        except TooDeep as exc:
+            reading.not_json += 1
+            reading.note(f"line {lineno}: {exc}, skipped")
+            continue
+        except ValueError:
+            reading.not_json += 1
+            reading.note(f"line {lineno}: not JSON (truncated {what}?)")
+            continue
+        if not isinstance(row, dict):
+            reading.note(f"line {lineno}: not a JSON object, skipped")
+            continue
+        yield lineno, row
+
+
 def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line, each read with a bound of ``MAX_LINE_BYTES``.
 
@@ -202,20 +260,18 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
     if handle is None:
         return
     with handle:
-        lineno, first = 0, True
+        first = True
+        lines = bounded_lines(handle, reading)
         while True:
             try:
-                raw = handle.readline(MAX_LINE_BYTES + 1)
+                lineno, raw = next(lines, (0, b""))
             except OSError as exc:  # a directory, an unreadable device
                 reading.refused = f"cannot read: {exc}"
                 reading.problems.append(reading.refused)
                 return
-            if not raw:
+            if not lineno:
                 break
-            reading.offset = reading.size
-            reading.size += len(raw)
-            lineno += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            if raw is None:
                 if first:
                     reading.garbled = True
                     reading.refused = (f"line {lineno} is longer than {MAX_LINE_BYTES // 2**20} MiB, not a run spec: "
@@ -223,9 +279,6 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                     reading.problems.append(reading.refused)
                     return
                 reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
-                while raw and not raw.endswith(b"\n"):
-                    raw = handle.readline(SKIP_CHUNK)
-                    reading.size += len(raw)
                 continue
             text = raw.decode("utf-8", errors="replace")
             if not text.strip():
@@ -269,20 +322,7 @@ def iter_rows(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[i
     A line that is not JSON is counted and named in ``reading``; the run id of every row is noted
     there. (A reader that wants few lines tests ``iter_lines``' text before decoding: transcripts.)"""
     reading = reading if reading is not None else Reading()
-    for lineno, text in iter_lines(path, reading):
-        try:
-            row = decode_row(text)
-        except TooDeep as exc:
-            reading.not_json += 1
-            reading.note(f"line {lineno}: {exc}, skipped")
-            continue
-        except ValueError:
-            reading.not_json += 1
-            reading.note(f"line {lineno}: not JSON (truncated log?)")
-            continue
-        if not isinstance(row, dict):
-            reading.note(f"line {lineno}: not a JSON object, skipped")
-            continue
+    for lineno, row in json_rows(iter_lines(path, reading), reading):
         spec = row.get("spec")
         run_id = spec.get("run_id") if isinstance(spec, dict) else row.get("run_id")
         if isinstance(run_id, str):

@@ -25,7 +25,7 @@ from ..fns.identity import endpoint_label, registry_class
 from ..fns.registry_files import packaged_registries
 from .format import PLAYERS_EVENT, RUN_EVENT, SEAT_TAG, SESSION_EVENT, VERIFIERS_INFO_KEY, final_report, player_metrics
 from .inspect_log import _renamed
-from .jsonl import MAX_LINE_BYTES, NOT_AN_EVALS_LOG, SKIP_CHUNK, Reading, decode_row, open_regular
+from .jsonl import NOT_AN_EVALS_LOG, Reading, json_rows, open_regular, text_lines
 
 # What the front end stores on each seat's trace, under ``trace.info[INFO_KEY]``:
 INFO_KEY = VERIFIERS_INFO_KEY
@@ -74,27 +74,7 @@ def _lines(path: Path, reading: Reading) -> Iterator[tuple[int, dict[str, Any]]]
     if handle is None:
         return
     with handle:
-        lineno = 0
-        while raw := handle.readline(MAX_LINE_BYTES + 1):
-            lineno += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
-                while raw and not raw.endswith(b"\n"):
-                    raw = handle.readline(SKIP_CHUNK)
-                continue
-            text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
-                continue
-            try:
-                row = decode_row(text)
-            except ValueError:
-                reading.not_json += 1
-                reading.note(f"line {lineno}: not JSON (truncated run?)")
-                continue
-            if isinstance(row, dict):
-                yield lineno, row
-            else:
-                reading.note(f"line {lineno}: not a JSON object, skipped")
+        yield from json_rows(text_lines(handle, reading), reading, "run")
     reading.finish()
 
 

@@ -12,6 +12,7 @@ import hashlib
 import os
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -22,7 +23,7 @@ from ..calls import seat_call
 from ..calls.dispatch import call_all
 from ..calls.errors import NotACompletion, RunStopped
 from ..calls.policy import CallPolicy, request_timeout
-from ..calls.state import CALL_STATE
+from ..calls.state import CallState
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Threads that wait for calls: as many as the call engine lets be in flight (its cap), so the
@@ -51,15 +52,25 @@ def first_reply(raw: Any) -> tuple[str, Optional[str]]:
 
 
 class Endpoint:
-    """One model at one endpoint with one key: its requests share one lane."""
+    """One model at one endpoint with one key: its requests share one lane.
 
-    _told_stop = threading.Lock()  # the stop line is said once per process
-    _stop_said = False
+    Its calls are those of ``call_state``, the run's they belong to: the front end that makes the
+    endpoints hands one down to share (the verifiers env: every seat's endpoint), else the endpoint
+    owns one of its own, with ``policy`` (inspect: one model's calls)."""
+
+    _told_stop = threading.Lock()
+    _stops_said: "weakref.WeakSet[CallState]" = weakref.WeakSet()  # the stop line is said once per call state
     RESUME = "`inspect eval-retry LOG` plays what is missing"  # how the front end plays what a stop left
 
     def __init__(self, model: str, base_url: Optional[str], api_key: Optional[str],
-                 policy: Optional[CallPolicy] = None, **options: Any) -> None:
-        policy = policy or CallPolicy()
+                 policy: Optional[CallPolicy] = None, call_state: Optional[CallState] = None,
+                 **options: Any) -> None:
+        if call_state is None:
+            call_state = CallState(policy or CallPolicy())
+        elif policy is not None and policy != call_state.policy:
+            raise ValueError("an endpoint's calls follow the policy of the call state they belong to")
+        policy = call_state.policy
+        self.call_state = call_state
         self.model, self.policy, self.options = model, policy, options
         self.base_url = str(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or ""
@@ -84,21 +95,22 @@ class Endpoint:
         cost = sum(len(m["content"]) for m in messages) / 4 + int(body.get("max_tokens") or 0)
         # a seat call, so that its lane hears the answer's headers (``seat_call.heard``)
         call = seat_call.SeatCall(tag={}, prompt=body, kwargs={}, send=self._try)
-        result = call_all([(self, call)], self.policy, [self.lane], [cost])[0]
+        calls = self.call_state
+        result = call_all(calls, [(self, call)], [self.lane], [cost])[0]
         if isinstance(result, BaseException):
-            if CALL_STATE.stop_reason:
+            if calls.stop_reason:
                 self._say_stop()
-                raise RunStopped(CALL_STATE.stop_reason) from (None if isinstance(result, RunStopped) else result)
+                raise RunStopped(calls.stop_reason) from (None if isinstance(result, RunStopped) else result)
             raise result
         return result
 
     async def ask(self, messages: list[dict[str, str]], **sampling: Any) -> Reply:
         return await anyio.to_thread.run_sync(lambda: self.call(messages, **sampling), limiter=WAITERS)
 
-    @classmethod
-    def _say_stop(cls) -> None:
-        with cls._told_stop:
-            if cls._stop_said:
+    def _say_stop(self) -> None:
+        calls = self.call_state
+        with self._told_stop:
+            if calls in self._stops_said:
                 return
-            cls._stop_said = True
-        print(f"econarena: stopped: {CALL_STATE.stop_reason}; {cls.RESUME}", file=sys.stderr, flush=True)
+            self._stops_said.add(calls)
+        print(f"econarena: stopped: {calls.stop_reason}; {self.RESUME}", file=sys.stderr, flush=True)

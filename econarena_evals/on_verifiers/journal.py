@@ -11,8 +11,9 @@ finished (what vf-eval plays again) and answers each identical request from them
 plugin's ``resume_from`` reuses an evals log's answered calls; every other request goes to the
 model. A fresh run (no ``--resume``) starts the file afresh.
 
-The file is read as hostile: each line within ``MAX_LINE_BYTES`` and typed; a bad line (a kill tears
-the last one) is named on stderr and skipped, and its call is sent again.
+The file is read as hostile: each line within ``MAX_LINE_BYTES`` (``log.jsonl.bounded_lines``, the
+package's one bounded line reader) and typed; a bad line (a kill tears the last one) is named on
+stderr and skipped, and its call is sent again.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..log.format import VERIFIERS_INFO_KEY
-from ..log.jsonl import MAX_LINE_BYTES, SKIP_CHUNK
+from ..log.jsonl import bounded_lines
 
 FILE = "econarena_calls.jsonl"
 TRACES = "traces.jsonl"  # vf-eval's episodes, beside it
@@ -78,12 +79,8 @@ class Journal:
         except OSError:
             return done
         with handle:
-            while raw := handle.readline(MAX_LINE_BYTES + 1):
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # too long: not one it keeps
-                    while raw and not raw.endswith(b"\n"):
-                        raw = handle.readline(SKIP_CHUNK)
-                    continue
-                if EPISODE_KEY.encode() not in raw:
+            for _, raw in bounded_lines(handle):
+                if raw is None or EPISODE_KEY.encode() not in raw:  # too long: not one it keeps
                     continue
                 try:
                     row = json.loads(raw)
@@ -109,12 +106,8 @@ class Journal:
             print(f"econarena: {self.path}: unreadable ({exc}); every call is sent again", file=sys.stderr)
             return
         with handle:
-            lineno = 0
-            while raw := handle.readline(MAX_LINE_BYTES + 1):
-                lineno += 1
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    while raw and not raw.endswith(b"\n"):
-                        raw = handle.readline(SKIP_CHUNK)
+            for lineno, raw in bounded_lines(handle):
+                if raw is None:  # too long: no recorded call
                     row = None
                 else:
                     try:
@@ -123,7 +116,7 @@ class Journal:
                         row = None
                 if (answer := _answer(row)) is not None:
                     answers.append(answer)
-                elif raw.strip():
+                elif raw is None or raw.strip():
                     bad += 1
                     if bad <= 3:
                         print(f"econarena: {self.path}: line {lineno} is no recorded call (torn by a kill?), "

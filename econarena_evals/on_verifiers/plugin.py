@@ -49,6 +49,7 @@ from verifiers.v1.types import content_text
 
 from ..calls import seat_call
 from ..calls.errors import RunStopped
+from ..calls.state import CallState
 from ..core.outcome import RunOutcome
 from ..core.prompts import prompt_text
 from ..core.sessions import Session, seat_players, unique_names
@@ -133,10 +134,12 @@ def cell_args(cell_name: str, c: EconArenaConfig) -> dict[str, Any]:
 
 @dataclass
 class Turn:
-    """What the env hands the harness for one seat turn (sampling args and seed) and gets back; the
-    seat's endpoint (its rollout's interception, one client) is made at its first turn and kept."""
+    """What the env hands the harness for one seat turn (sampling args and seed, the env's call state)
+    and gets back; the seat's endpoint (its rollout's interception, one client) is made at its first
+    turn and kept."""
 
     sampling: dict[str, Any]
+    call_state: CallState  # the env's: every seat's calls share its lanes, cap and stop
     reply: Optional[Reply] = None
     endpoint: Optional[SeatEndpoint] = None
 
@@ -190,8 +193,8 @@ runner.output_path = _output_path_heard
 class SeatEndpoint(Endpoint):
     """A seat's calls to its rollout's interception endpoint, whose lane hears the model endpoint's headers."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, trace_id: str) -> None:
-        super().__init__(model, base_url, api_key)
+    def __init__(self, model: str, base_url: str, api_key: str, trace_id: str, call_state: CallState) -> None:
+        super().__init__(model, base_url, api_key, call_state=call_state)
         self.trace_id = trace_id
 
     def _try(self, body: dict[str, Any]) -> Reply:
@@ -226,7 +229,7 @@ class EconArenaHarness(vf.Harness[vf.HarnessConfig]):
             raise vf.HarnessError("a seat turn with no sampling args: only EconArenaEnv drives this harness")
         wire = [{"role": m.role, "content": content_text(m.content)} for m in messages]
         if turn.endpoint is None:
-            turn.endpoint = SeatEndpoint(str(ctx.model), endpoint, secret, trace.id)
+            turn.endpoint = SeatEndpoint(str(ctx.model), endpoint, secret, trace.id, turn.call_state)
             turn.endpoint.lane = upstream_lane(ctx)
         try:
             turn.reply = await turn.endpoint.ask(wire, **turn.sampling)
@@ -260,6 +263,12 @@ def record_rewards(trace: Any, session: dict[str, float], seat: dict[str, float]
 
 
 class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
+    def __init__(self, config: EconArenaEnvConfig) -> None:
+        super().__init__(config)
+        # the env's seat calls, all its episodes': one lane per (model endpoint, model) learns the pace
+        # and concurrency limit for every seat (``upstream_lane``), one cap bounds them, a stop stops all
+        self.call_state = CallState()
+
     async def run(self, task: Any, agents: Any) -> None:
         info = task.data.info
         cell_name, args = info["cell"], info["args"]
@@ -303,7 +312,7 @@ class EconArenaEnv(vf.Env[EconArenaEnvConfig]):
                                                 "finish_reason": kept["finish_reason"], "usage": kept["usage"]})
                     return SeatReply(kept["text"], kept["finish_reason"])
                 async with in_turn[request.seat]:
-                    turn = TURNS[interaction.trace.id] = Turn(kwargs, endpoint=endpoints[request.seat])
+                    turn = TURNS[interaction.trace.id] = Turn(kwargs, self.call_state, endpoint=endpoints[request.seat])
                     try:
                         segment = await interaction.turn(request.prompt)
                     finally:

@@ -15,19 +15,19 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from ..calls.state import stop_run
+from ..calls.state import CallState
 from ..integration import status as exit_status
 from ..integration.log_file import describe, mount_point
 from ..integration.recorder import log_path_of, sessions_written, write_failed
 from .resume_command import RESUME_DIR_ENV, hint_at_exit
 
 
-def on_write_error(recorder: Any) -> Callable[[OSError], None]:
+def on_write_error(recorder: Any, call_state: CallState) -> Callable[[OSError], None]:
     """What the first failed write to ``recorder``'s log does (``integration.recorder.wrap`` calls
-    it once): stop the run with one line, exit status 4 and the resume command."""
+    it once): stop the run (``call_state``, its calls) with one line, exit status 4 and the resume command."""
     def failed(exc: OSError) -> None:
         path = log_path_of(recorder) or "the log"
-        stop_run(f"the log cannot be written: {describe(path, exc)}")
+        call_state.stop(f"the log cannot be written: {describe(path, exc)}")
         exit_status.fail(exit_status.STOPPED)
         print(f"econarena: stopped: the log cannot be written: {describe(path, exc)}", file=sys.stderr, flush=True)
         hint_at_exit(recorder, "The run stopped: its log could not be written.",

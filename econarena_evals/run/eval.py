@@ -23,7 +23,7 @@ from ..calls.batches import Answer, Line, LineFailed, Waves
 from ..calls.dispatch import call_all
 from ..calls.errors import described
 from ..calls.seat_call import SeatCall
-from ..calls.state import CALL_STATE
+from ..calls.state import CallState
 from ..core.answers import what_scores
 from ..core.closest import with_closest
 from ..core.prompts import prompt_text
@@ -143,14 +143,16 @@ class EconArena(evals.Eval):
     # ---- the shell around the pure core ----
 
     def run(self, recorder: RecorderBase) -> dict[str, Any]:
-        CALL_STATE.reset()  # a run before this one in the same process (in-process use) does not stop this one
+        # This run's calls: its policy, stop, lanes, breakers and cap, handed to all that makes or
+        # stops its calls; a run before this one in the same process (in-process use) shares none of it.
+        self.call_state = call_state = CallState(self.policy)
         # Every event: tagged with its seat call, its usage made flat, stored as it can be written,
         # a seat call's on disk at once (the recorder's steps, under the log format's names). A log
         # that cannot be written stops the run (exit 4), not a traceback.
         wrap(recorder, LogNames(seat_tag=SEAT_TAG, unrecordable=UNRECORDABLE_EVENT, session=SESSION_EVENT),
-             disk.on_write_error(recorder))
+             disk.on_write_error(recorder, call_state))
         write_events_quickly()  # the same lines, without evals' deep copy of each event
-        self.shell = shell = Shell(self.name, self.cell_name, recorder, self.resume_from)
+        self.shell = shell = Shell(self.name, self.cell_name, recorder, self.resume_from, call_state)
         self._seat_roster(list(getattr(recorder.run_spec, "completion_fns", None) or []))
         # who played, before any seat call, and on disk at once: the roster is in the log even if the run is killed
         recorder.record_event(PLAYERS_EVENT, {"players": list(self.players_settings), FORMAT_KEY: LOG_FORMAT},
@@ -235,7 +237,7 @@ class EconArena(evals.Eval):
                 recorder.record_event(BATCH_EVENT, {"cell": self.cell_name, **data}, sample_id=BATCH_EVENT)
                 durable(recorder)
 
-        return Waves(sessions, self.policy, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
+        return Waves(self.call_state, sessions, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
                      self.shell.say, adopted=adopted)
 
     def _tables(self, sessions: Sequence[Session]) -> list[Session]:
@@ -350,7 +352,7 @@ class EconArena(evals.Eval):
             self.shell.counts.add(calls=len(reused))
             durable()
         replies: dict[tuple[int, int], Any] = dict(reused)
-        for key, (_, call), answer in zip(keys, calls, call_all(calls, self.policy, lanes, costs)):
+        for key, (_, call), answer in zip(keys, calls, call_all(self.call_state, calls, lanes, costs)):
             replies[key] = answer if isinstance(answer, BaseException) else self._answered(call, answer)
         if batched:
             replies.update(self._batch_calls(state, batched))
@@ -399,7 +401,7 @@ class EconArena(evals.Eval):
         if fallback:  # the user allowed the lines no batch answered to go synchronously
             self.shell.say(f"econarena: {len(fallback)} call(s) of session {state.table.session.index} no batch "
                            "answered go synchronously (batch_fallback=yes), at the synchronous price")
-            answers = call_all([(fn, call) for _, fn, call in fallback], self.policy,
+            answers = call_all(self.call_state, [(fn, call) for _, fn, call in fallback],
                                [self._lane(fn) for _, fn, _ in fallback])
             replies.update({key: answer if isinstance(answer, BaseException) else self._answered(call, answer)
                             for (key, _, call), answer in zip(fallback, answers)})

@@ -15,7 +15,7 @@ import time
 from typing import Callable, Optional, TextIO
 
 from ..calls.lanes import concurrency_in_use, waits
-from ..calls.state import CALL_STATE
+from ..calls.state import CallState
 from ..integration.progress_bar import LineWriter, write_line
 
 INTERVAL_ENV = "ECONARENA_PROGRESS_S"
@@ -41,13 +41,13 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def in_flight() -> str:
+def in_flight(call_state: CallState) -> str:
     """", 2 in flight (limit 2)" per lane; the limit only where the lane follows a server that
     serves fewer than it was sent, and the lane's model where there are several. A count is never
     above the limit printed beside it: calls sent before the limit was cut are said apart, and so
     are tries given up on (past their deadline) that the endpoint may still be decoding, which hold
     places of the limit until they return."""
-    lanes = concurrency_in_use()
+    lanes = concurrency_in_use(call_state)
     parts = []
     for model, n, given_up, limit in lanes:
         part = (f"{model}: " if len(lanes) > 1 and model else "")
@@ -64,10 +64,10 @@ def in_flight() -> str:
     return (", " + "; ".join(parts)) if parts else ""
 
 
-def waiting() -> str:
+def waiting(call_state: CallState) -> str:
     """", waiting: the endpoint is overloaded (503/529), no answer for 45 s" while a lane waits on its
     endpoint's word; the lane's model where there are several."""
-    lanes = waits()
+    lanes = waits(call_state)
     parts = [(f"{model}: " if len(lanes) > 1 and model else "") + f"the endpoint is {why}, no answer for {duration(s)}"
              for model, why, s in lanes]
     return (", waiting: " + "; ".join(parts)) if parts else ""
@@ -75,7 +75,8 @@ def waiting() -> str:
 
 class Progress:
     def __init__(self, name: str, sessions: int, calls: int, sessions_done: Callable[[], int],
-                 limits_line: Callable[[float, float], Optional[str]], stream: TextIO = sys.stderr,
+                 limits_line: Callable[[float, float], Optional[str]], call_state: CallState,
+                 stream: TextIO = sys.stderr,
                  every_s: Optional[float] = None,
                  pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None,
                  answered_by_batch: Callable[[], int] = lambda: 0,
@@ -97,7 +98,7 @@ class Progress:
         self.writer: Optional[LineWriter] = None
         self.stop_event = threading.Event()
         self.start_t = time.monotonic()
-        calls = CALL_STATE
+        self.call_state = calls = call_state  # the run's calls, whose lanes count what was sent and answered
         self.start_answered, self.start_sent, self.start_refused = calls.answered, calls.sent, calls.refused
         self.told_limits = False
         self.drawn = False
@@ -115,24 +116,26 @@ class Progress:
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start_t)
-        answered = CALL_STATE.answered - self.start_answered + self.answered_by_batch()
-        sent, refused = CALL_STATE.sent - self.start_sent, CALL_STATE.refused - self.start_refused
+        calls = self.call_state
+        answered = calls.answered - self.start_answered + self.answered_by_batch()
+        sent, refused = calls.sent - self.start_sent, calls.refused - self.start_refused
         per_min = answered / elapsed * 60
         left = max(0, self.calls - answered)
         eta = duration(left / (answered / elapsed)) if answered else "?"
         refusals = f", {refused / sent:.0%} refused by the rate limit" if refused else ""
         return (f"econarena: {self.name}: {self.sessions_done()}/{self.sessions} sessions, {answered:,}/{self.calls:,} "
-                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight()}{waiting()}, ETA {eta}")
+                f"calls, {per_min:,.0f} calls/min{refusals}{in_flight(calls)}{waiting(calls)}, ETA {eta}")
 
     def _loop(self) -> None:
+        calls = self.call_state
         while not self.stop_event.wait(self.every_s):
-            if not self.told_limits and CALL_STATE.limits:
-                rpm, tpm = next(iter(CALL_STATE.limits.values()))
+            if not self.told_limits and calls.limits:
+                rpm, tpm = next(iter(calls.limits.values()))
                 said = self.limits_line(rpm or 0.0, tpm or 0.0)
                 if said:
                     self._print(said, newline=True)
                 self.told_limits = True
-            pace = next(iter(CALL_STATE.served.values())).served() if CALL_STATE.served and not self.told_pace else None
+            pace = next(iter(calls.served.values())).served() if calls.served and not self.told_pace else None
             if pace is not None and self.pace_line is not None:
                 said = self.pace_line(*pace, time.monotonic() - self.start_t)
                 if said:

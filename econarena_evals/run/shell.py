@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..calls.dispatch import endpoints_down
-from ..calls.state import CALL_STATE, stop_run, wait_in_flight
+from ..calls.state import CallState
 from ..core.redact import redact_text
 from ..integration import status as exit_status
 from ..integration.progress_bar import bar_unless_asked, write_line
@@ -65,10 +65,13 @@ class Counts:
 
 
 class Shell:
-    """One run's shell: ``name`` the eval (``econarena.beauty_L.dev.v0``), ``cell`` its cell's name."""
+    """One run's shell: ``name`` the eval (``econarena.beauty_L.dev.v0``), ``cell`` its cell's name,
+    ``call_state`` the run's calls (which a signal stops, whose stop and counts the lines say)."""
 
-    def __init__(self, name: str, cell: str, recorder: Any, resume_from: Optional[str]) -> None:
+    def __init__(self, name: str, cell: str, recorder: Any, resume_from: Optional[str],
+                 call_state: CallState) -> None:
         self.name, self.cell, self.recorder, self.resume_from = name, cell, recorder, resume_from
+        self.call_state = call_state
         self.counts = Counts(lambda: seat_calls_recorded(recorder))
         self.resumed_from: Optional[str] = None  # the log file the run resumes from (``resuming``)
         self.errors: list[tuple[int, str]] = []  # (session, error) of errored sessions; list.append is thread-safe
@@ -125,8 +128,8 @@ class Shell:
                     + expected_from_answers(answers, tokens, estimate.calls, estimate.completion_reserved))
 
         return Progress(self.name, estimate.sessions, estimate.calls + builtin_calls, lambda: self.sessions_done,
-                        limits_line, pace_line=pace_line, answered_by_batch=lambda: self.answered_by_batch(),
-                        usage_line=usage_line)
+                        limits_line, self.call_state, pace_line=pace_line,
+                        answered_by_batch=lambda: self.answered_by_batch(), usage_line=usage_line)
 
     def batch_plan(self, estimate: Estimate, waves: Any) -> None:
         """Some player is in batch mode (``calls.batches.Waves``): its plan, its batches in the lines."""
@@ -152,11 +155,11 @@ class Shell:
                     yield
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: what was answered is kept; say how to go on
             word, code, said = signals.interruption(exc)
-            stop_run(f"{word} ({said})", word)  # no new request goes out while the process winds down
+            self.call_state.stop(f"{word} ({said})", word)  # no new request goes out while the process winds down
             try:  # the calls on the wire are paid for: kept in the log, not paid again by the resume
                 signals.grace(True)
                 try:
-                    wait_in_flight(STOP_GRACE_S)
+                    self.call_state.wait_in_flight(STOP_GRACE_S)
                 finally:
                     signals.grace(False)  # any further signal is passed over: the stop is one
             except KeyboardInterrupt:  # pressed again (even as the wait ended, before the line above): leave now
@@ -201,21 +204,22 @@ class Shell:
 
     def ended(self, sessions: int, errored: int) -> None:
         """The run's last lines and exit status, once every session was handed back."""
-        if CALL_STATE.stop_reason:
-            self.record_stop(CALL_STATE.stop_word or "stopped", CALL_STATE.stop_reason)
+        calls = self.call_state
+        if calls.stop_reason:
+            self.record_stop(calls.stop_word or "stopped", calls.stop_reason)
             self._say_running_batches()
         if errored:
-            why = f"stopped: {CALL_STATE.stop_reason}." if CALL_STATE.stop_reason else f"{errored} session(s) errored."
-            down = endpoints_down()
+            why = f"stopped: {calls.stop_reason}." if calls.stop_reason else f"{errored} session(s) errored."
+            down = endpoints_down(calls)
             if down:  # the resume goes to the same endpoint: said before the command, not after it fails again
                 why += (f" The endpoint is not answering ({down[0]}): fix it first (is the server up? are "
                         "OPENAI_BASE_URL / api_base right?), or the resume below fails the same way.")
             hint_at_exit(self.recorder, why, self.counts.kept)
-            exit_status.fail(exit_status.STOPPED if CALL_STATE.stop_reason else exit_status.ERRORED)
+            exit_status.fail(exit_status.STOPPED if calls.stop_reason else exit_status.ERRORED)
         # else said with the resume command, or by disk.on_write_error
-        if CALL_STATE.stop_reason and not errored and not disk.failed(self.recorder):
-            print(f"econarena: stopped: {CALL_STATE.stop_reason}", file=sys.stderr)
-        if self.errors and not CALL_STATE.stop_reason:  # a stop is said in its own one line, with the resume
+        if calls.stop_reason and not errored and not disk.failed(self.recorder):
+            print(f"econarena: stopped: {calls.stop_reason}", file=sys.stderr)
+        if self.errors and not calls.stop_reason:  # a stop is said in its own one line, with the resume
             # Loud on purpose: an errored session is left out of the means, and a report with fewer
             # sessions than asked for must not pass for a clean one.
             first = min(self.errors)

@@ -10,12 +10,10 @@ import threading
 import time
 from typing import Any, Optional
 
-import pytest
-
 from econarena_evals.calls import batches
 from econarena_evals.calls.batches import Answer, Line, LineFailed, Status, Waves, chunks, read_results
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import CALL_STATE, stop_run
+from econarena_evals.calls.state import CallState
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -76,16 +74,9 @@ class MemoryAPI:
         return next((b for b, v in self.batches.items() if v["file"] == file_id), None)
 
 
-@pytest.fixture(autouse=True)
-def fresh_run():
-    CALL_STATE.reset()
-    yield
-    CALL_STATE.reset()
-
-
 def waves(sessions: int, records: list, **kw: Any) -> Waves:
     policy = CallPolicy(max_attempts=kw.pop("max_attempts", 3), backoff_base_s=0.0)
-    return Waves(sessions, policy, 0.01, ENDPOINT, records.append, lambda line: None, **kw)
+    return Waves(CallState(policy), sessions, 0.01, ENDPOINT, records.append, lambda line: None, **kw)
 
 
 def play(w: Waves, api: MemoryAPI, sessions: dict[str, list[str]]) -> dict[str, list[Any]]:
@@ -225,7 +216,7 @@ def test_stopping_the_run_stops_the_wait_not_the_batch():
 
     api, records = Endless(), []
     w = waves(1, records)
-    threading.Timer(0.3, stop_run, args=("interrupted (SIGTERM)", "interrupted")).start()
+    threading.Timer(0.3, w.call_state.stop, args=("interrupted (SIGTERM)", "interrupted")).start()
     got = w.call([(api, Line("a", {}))])
     assert type(got[0]).__name__ == "RunStopped"
     assert [r["status"] for r in records] == ["uploaded", "submitted"]  # no cancel, no end: the resume takes it
@@ -317,7 +308,7 @@ def test_a_lost_output_file_sends_its_lines_again_once():
 
     said: list[str] = []
     api, records = Losing(), []
-    w = Waves(1, CallPolicy(max_attempts=3, backoff_base_s=0.0), 0.01, ENDPOINT, records.append, said.append)
+    w = Waves(CallState(CallPolicy(max_attempts=3, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
     got = w.call([(api, Line(c, {})) for c in "ab"])
     assert [r.batch_id for r in got] == ["batch_1", "batch_1"]
     assert any("were paid, and are sent again in a new batch only if" in line for line in said)
@@ -363,11 +354,13 @@ class Unreadable(MemoryAPI):
 
 def test_a_line_whose_answers_cannot_be_read_is_bought_twice_at_most_then_the_run_stops_naming_the_batches():
     api, records = Unreadable(), []
-    got = waves(1, records, max_attempts=4).call([(api, Line(c, {})) for c in "ab"])
+    w = waves(1, records, max_attempts=4)
+    got = w.call([(api, Line(c, {})) for c in "ab"])
     assert len(api.batches) == 2  # not max_attempts batches: each line is bought twice, no more
     assert all(isinstance(r, batches.RunStopped) for r in got)
-    assert CALL_STATE.stopped.is_set() and CALL_STATE.stop_word == "batch output unreadable"
-    assert "2 call(s) were bought 2 times" in CALL_STATE.stop_reason and "batch_1 (2 line(s))" in CALL_STATE.stop_reason
+    calls = w.call_state
+    assert calls.stopped.is_set() and calls.stop_word == "batch output unreadable"
+    assert "2 call(s) were bought 2 times" in calls.stop_reason and "batch_1 (2 line(s))" in calls.stop_reason
     submitted = [r for r in records if r["status"] == "submitted"]
     assert [r["bought"] for r in submitted] == [[1, 1], [2, 2]]  # the count goes in the log, for a resume
 
@@ -376,10 +369,12 @@ def test_a_resume_buys_none_of_the_lines_already_bought_twice_and_stops_at_once_
     api, records = Unreadable(), []
     api.create(api.upload(b'{"custom_id": "a"}\n{"custom_id": "b"}\n'), {})  # batch_0, the earlier run's
     adopted = {"a": {"batch_id": "batch_0", "bought": 2}, "b": {"batch_id": "batch_0", "bought": 1}}
-    got = waves(1, records, max_attempts=4, adopted=adopted).call([(api, Line(c, {})) for c in "ab"])
+    w = waves(1, records, max_attempts=4, adopted=adopted)
+    got = w.call([(api, Line(c, {})) for c in "ab"])
     assert list(api.batches) == ["batch_0"]  # asked again, nothing bought: b waits for the next resume
     assert all(isinstance(r, batches.RunStopped) for r in got)
-    assert "1 call(s) were bought 2 times" in CALL_STATE.stop_reason and "batch_0 (1 line(s))" in CALL_STATE.stop_reason
+    reason = w.call_state.stop_reason
+    assert "1 call(s) were bought 2 times" in reason and "batch_0 (1 line(s))" in reason
     attached = next(r for r in records if r["status"] == "attached")
     assert attached["bought"] == [2, 1]  # carried into this log, for the resume after
 
@@ -387,8 +382,8 @@ def test_a_resume_buys_none_of_the_lines_already_bought_twice_and_stops_at_once_
 def test_lines_bought_twice_whose_answers_cannot_be_read_go_back_to_the_eval_when_it_may_call_live():
     api, records, said = Unreadable(), [], []
     api.fallback = True
-    w = Waves(1, CallPolicy(max_attempts=4, backoff_base_s=0.0), 0.01, ENDPOINT, records.append, said.append)
+    w = Waves(CallState(CallPolicy(max_attempts=4, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
     got = w.call([(api, Line("a", {}))])
-    assert len(api.batches) == 2 and not CALL_STATE.stopped.is_set()
+    assert len(api.batches) == 2 and not w.call_state.stopped.is_set()
     assert isinstance(got[0], LineFailed) and got[0].lost and got[0].transient  # the eval sends it live
     assert any("go synchronously (batch_fallback=yes)" in line for line in said)

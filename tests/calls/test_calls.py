@@ -8,7 +8,7 @@ from econarena_evals.calls.dispatch import call_all
 from econarena_evals.calls.errors import SeatCallError
 from econarena_evals.calls.lanes import lane_for
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import CALL_STATE
+from econarena_evals.calls.state import CallState
 
 from openai_server import FifoSlots
 
@@ -36,17 +36,17 @@ class Flaky:
 def test_replies_come_back_in_order():
     player = object()
     calls = [(player, (lambda k=k: f"reply {k}")) for k in range(40)]
-    assert call_all(calls, CallPolicy(**FAST)) == [f"reply {k}" for k in range(40)]
+    assert call_all(CallState(CallPolicy(**FAST)), calls) == [f"reply {k}" for k in range(40)]
 
 
 def test_transient_errors_are_retried_and_others_are_not():
     flaky = Flaky(2, ConnectionError("reset"))
-    assert call_all([(object(), flaky)], CallPolicy(max_attempts=3, **FAST)) == ["ok"] and flaky.calls == 3
+    assert call_all(CallState(CallPolicy(max_attempts=3, **FAST)), [(object(), flaky)]) == ["ok"] and flaky.calls == 3
     broken = Flaky(5, ValueError("bad request"))
-    [result] = call_all([(object(), broken)], CallPolicy(max_attempts=3, **FAST))
+    [result] = call_all(CallState(CallPolicy(max_attempts=3, **FAST)), [(object(), broken)])
     assert isinstance(result, ValueError) and broken.calls == 1
     stubborn = Flaky(5, TimeoutError("slow"))
-    [result] = call_all([(object(), stubborn)], CallPolicy(max_attempts=3, **FAST))
+    [result] = call_all(CallState(CallPolicy(max_attempts=3, **FAST)), [(object(), stubborn)])
     assert isinstance(result, TimeoutError) and stubborn.calls == 3
 
 
@@ -54,7 +54,7 @@ def test_a_call_past_its_deadline_is_an_error_and_the_rest_still_answer():
     release = threading.Event()
     player = object()
     calls = [(player, lambda: release.wait(30) and "late"), (player, lambda: "fast")]
-    results = call_all(calls, CallPolicy(call_timeout_s=0.2, **FAST))
+    results = call_all(CallState(CallPolicy(call_timeout_s=0.2, **FAST)), calls)
     release.set()
     assert isinstance(results[0], SeatCallError) and "call_timeout_s" in str(results[0])
     assert results[1] == "fast"
@@ -64,27 +64,29 @@ def test_breaker_opens_after_consecutive_failures_and_fails_fast():
     dead = Flaky(10**6, ConnectionError("refused"))
     player = object()
     policy = CallPolicy(max_attempts=1, breaker_threshold=5, probe_interval_s=60, **FAST)
-    first = call_all([(player, dead)] * 5, policy)
+    calls = CallState(policy)
+    first = call_all(calls, [(player, dead)] * 5)
     assert all(isinstance(r, ConnectionError) for r in first) and dead.calls == 5, first
-    later = call_all([(player, dead)] * 5, policy)
+    later = call_all(calls, [(player, dead)] * 5)
     assert all(isinstance(r, SeatCallError) and "presumed down" in str(r) for r in later), later
     assert dead.calls == 5  # nothing more reached the dead endpoint
     # another player's breaker is its own
-    assert call_all([(object(), lambda: "fine")], policy) == ["fine"]
+    assert call_all(calls, [(object(), lambda: "fine")]) == ["fine"]
 
 
 def test_successes_reset_the_breaker():
     player = object()
     policy = CallPolicy(max_attempts=1, breaker_threshold=3, **FAST)
+    calls = CallState(policy)
     for _ in range(5):
-        call_all([(player, Flaky(1, ConnectionError("x")))] * 2, policy)  # one failure, one success
-    assert call_all([(player, lambda: "still admitted")], policy) == ["still admitted"]
+        call_all(calls, [(player, Flaky(1, ConnectionError("x")))] * 2)  # one failure, one success
+    assert call_all(calls, [(player, lambda: "still admitted")]) == ["still admitted"]
 
 
 def test_calls_see_the_callers_context():
     var = contextvars.ContextVar("sample_id", default=None)
     var.set("econarena.beauty_L.7")
-    assert call_all([(object(), var.get)] * 3, CallPolicy(**FAST)) == ["econarena.beauty_L.7"] * 3
+    assert call_all(CallState(CallPolicy(**FAST)), [(object(), var.get)] * 3) == ["econarena.beauty_L.7"] * 3
 
 
 def test_each_call_runs_in_its_own_callers_context_when_slots_pass_between_sessions():
@@ -93,10 +95,11 @@ def test_each_call_runs_in_its_own_callers_context_when_slots_pass_between_sessi
     var = contextvars.ContextVar("sample_id", default=None)
     seen: dict[int, list] = {}
     policy = CallPolicy(max_concurrency=3, **FAST)
+    calls = CallState(policy)
 
     def session(k):
         var.set(f"s{k}")
-        seen[k] = call_all([(object(), lambda: (time.sleep(0.001), var.get())[1])] * 20, policy)
+        seen[k] = call_all(calls, [(object(), lambda: (time.sleep(0.001), var.get())[1])] * 20)
 
     threads = [threading.Thread(target=session, args=(k,), daemon=True) for k in range(8)]
     for t in threads:
@@ -106,12 +109,12 @@ def test_each_call_runs_in_its_own_callers_context_when_slots_pass_between_sessi
     assert {k: set(v) for k, v in seen.items()} == {k: {f"s{k}"} for k in range(8)}
 
 
-def _run_sessions(n_sessions, calls_per_session, make_call, policy, player):
+def _run_sessions(n_sessions, calls_per_session, make_call, calls, player):
     """n_sessions threads, each one call_all of calls_per_session calls; their results."""
     results = [None] * n_sessions
 
     def session(k):
-        results[k] = call_all([(player, make_call)] * calls_per_session, policy)
+        results[k] = call_all(calls, [(player, make_call)] * calls_per_session)
 
     threads = [threading.Thread(target=session, args=(k,), daemon=True) for k in range(n_sessions)]
     for t in threads:
@@ -134,7 +137,7 @@ def test_more_calls_than_slots_with_calls_that_never_answer_still_ends():
         return "late"
 
     policy = CallPolicy(max_concurrency=8, call_timeout_s=0.2, breaker_threshold=20, probe_interval_s=60, **FAST)
-    results = _run_sessions(10, 50, never, policy, object())
+    results = _run_sessions(10, 50, never, CallState(policy), object())
     hang.set()
     assert all(isinstance(r, SeatCallError) for rs in results for r in rs)
     # the breaker opened after 20 timeouts: the queued calls were refused without being sent
@@ -145,13 +148,15 @@ def test_a_call_waiting_for_a_slot_holds_none():
     """Cap 1: a hanging call gives its slot up at its deadline, and the queued call then answers."""
     release = threading.Event()
     policy = CallPolicy(max_concurrency=1, call_timeout_s=0.3, breaker_threshold=100, **FAST)
+    calls = CallState(policy)
     slow_player, fast_player = object(), object()
     first = {}
-    t = threading.Thread(target=lambda: first.update(r=call_all([(slow_player, lambda: release.wait(30) and "x")],
-                                                                 policy)), daemon=True)
+    t = threading.Thread(target=lambda: first.update(r=call_all(calls, [(slow_player,
+                                                                         lambda: release.wait(30) and "x")])),
+                         daemon=True)
     t.start()
     time.sleep(0.05)
-    assert call_all([(fast_player, lambda: "fast")], policy) == ["fast"]
+    assert call_all(calls, [(fast_player, lambda: "fast")]) == ["fast"]
     t.join(10)
     release.set()
     assert isinstance(first["r"][0], SeatCallError)
@@ -165,7 +170,7 @@ def test_tries_per_call_never_exceed_max_attempts_under_load():
         raise ConnectionError("HTTP 500")
 
     policy = CallPolicy(max_concurrency=16, max_attempts=3, breaker_threshold=10**6, **FAST)
-    results = _run_sessions(10, 50, always_500, policy, object())
+    results = _run_sessions(10, 50, always_500, CallState(policy), object())
     assert all(isinstance(r, ConnectionError) for rs in results for r in rs)
     assert len(tries) == 10 * 50 * 3
 
@@ -173,14 +178,15 @@ def test_tries_per_call_never_exceed_max_attempts_under_load():
 def test_a_completion_fn_bug_does_not_open_the_breaker():
     player = object()
     policy = CallPolicy(max_attempts=1, breaker_threshold=2, **FAST)
+    calls = CallState(policy)
 
     def bad_signature():
         raise TypeError("__call__() got an unexpected keyword argument 'seed'")
 
     for _ in range(3):
-        [r] = call_all([(player, bad_signature)], policy)
+        [r] = call_all(calls, [(player, bad_signature)])
         assert isinstance(r, TypeError)
-    assert call_all([(player, lambda: "ok")], policy) == ["ok"]
+    assert call_all(calls, [(player, lambda: "ok")]) == ["ok"]
 
 
 class Slots:
@@ -213,28 +219,30 @@ def test_a_lane_keeps_in_flight_what_a_one_slot_server_serves():
     server = Slots(1, 0.04, late_after=OPEN_WIDE + 10)
     lane = f"one-slot-{time.monotonic()}"
     n = OPEN_WIDE + 70
-    results = call_all([(object(), server)] * n, CallPolicy(**FAST), [lane] * n)
+    calls = CallState(CallPolicy(**FAST))
+    results = call_all(calls, [(object(), server)] * n, [lane] * n)
     assert results == ["ok"] * n
     # The opening burst (after the first answer) waited in the server's queue; once its answers came back slower and slower,
     # the lane sent the rest a call or two ahead of the one decoding, probing for one more now and
     # then (without the limit: every call of the batch held at once).
     assert max(server.held_late) <= 6, server.held_late
-    assert CALL_STATE.served[lane] is lane_for(lane)
+    assert calls.served[lane] is lane_for(calls, lane)
     # a one-slot server decoding 0.04 s a call serves at most 25 a second, whatever the machine's load
     # (how many it serves at once, about one, is estimated from latencies a busy machine inflates:
     # bench/, not here)
-    served, per_s = lane_for(lane).served()
+    served, per_s = lane_for(calls, lane).served()
     assert per_s <= 1 / 0.04 and served > 0
 
 
 def test_a_server_that_serves_every_call_at_once_is_never_cut():
     server = Slots(10**6, 0.1)
     lane = f"wide-{time.monotonic()}"
-    assert call_all([(object(), server)] * 600, CallPolicy(**FAST), [lane] * 600) == ["ok"] * 600
-    assert lane_for(lane).concurrency.cut_at_sent is None
+    calls = CallState(CallPolicy(**FAST))
+    assert call_all(calls, [(object(), server)] * 600, [lane] * 600) == ["ok"] * 600
+    assert lane_for(calls, lane).concurrency.cut_at_sent is None
     # the lane's limit grew past the process-wide cap, so the cap, not the lane, bounded it (how many
     # were held at one instant depends on the machine's load: no lower bound here)
-    assert lane_for(lane).concurrency.limit >= 256 and server.most_held <= 256
+    assert lane_for(calls, lane).concurrency.limit >= 256 and server.most_held <= 256
 
 
 def test_calls_held_back_by_a_silent_endpoint_fail_at_the_deadline_without_being_sent():
@@ -247,9 +255,9 @@ def test_calls_held_back_by_a_silent_endpoint_fail_at_the_deadline_without_being
         hang.wait(30)
         return "late"
 
-    policy = CallPolicy(call_timeout_s=DEADLINE_S, breaker_threshold=10**6, **FAST)
+    calls = CallState(CallPolicy(call_timeout_s=DEADLINE_S, breaker_threshold=10**6, **FAST))
     n = SLOW_START + 40
-    results = call_all([(object(), never)] * n, policy, [f"silent-{time.monotonic()}"] * n)
+    results = call_all(calls, [(object(), never)] * n, [f"silent-{time.monotonic()}"] * n)
     hang.set()
     assert all(isinstance(r, SeatCallError) and "call_timeout_s" in str(r) for r in results)
     assert len(sent) == SLOW_START  # the first window only
@@ -260,7 +268,7 @@ def test_a_call_queued_behind_others_longer_than_the_deadline_does_not_time_out(
     call_timeout_s in its queue, yet the server is answering all along, so none times out."""
     server = Slots(1, 0.05)
     n = int(4 * DEADLINE_S / 0.05)  # the last waits four deadlines
-    results = call_all([(object(), server)] * n, CallPolicy(call_timeout_s=DEADLINE_S, **FAST),
+    results = call_all(CallState(CallPolicy(call_timeout_s=DEADLINE_S, **FAST)), [(object(), server)] * n,
                        [f"queue-{time.monotonic()}"] * n)
     assert results == ["ok"] * n and server.calls == n  # none given up on, none sent again
 
@@ -275,8 +283,8 @@ def test_the_oldest_call_does_not_time_out_when_later_ones_reached_the_server_fi
         time.sleep((n - k) * 0.005)
         return server()
 
-    results = call_all([(object(), (lambda k=k: arrive_late(k))) for k in range(n)],
-                       CallPolicy(call_timeout_s=DEADLINE_S, **FAST),
+    results = call_all(CallState(CallPolicy(call_timeout_s=DEADLINE_S, **FAST)),
+                       [(object(), (lambda k=k: arrive_late(k))) for k in range(n)],
                        [f"reversed-{time.monotonic()}"] * n)
     assert results == ["ok"] * n and server.calls == n
 
@@ -296,7 +304,8 @@ def test_a_call_the_server_hangs_on_fails_at_its_turn_while_the_others_are_answe
 
     player, lane = object(), f"stuck-{time.monotonic()}"
     calls = [(player, quick)] * 5 + [(player, stuck)] + [(player, quick)] * 5
-    results = call_all(calls, CallPolicy(call_timeout_s=DEADLINE_S, breaker_threshold=10**6, **FAST), [lane] * len(calls))
+    results = call_all(CallState(CallPolicy(call_timeout_s=DEADLINE_S, breaker_threshold=10**6, **FAST)), calls,
+                       [lane] * len(calls))
     hang.set()
     assert results[:5] == ["ok"] * 5 and results[6:] == ["ok"] * 5
     assert isinstance(results[5], SeatCallError) and "call_timeout_s" in str(results[5])

@@ -190,14 +190,13 @@ def test_a_retry_after_of_a_day_is_capped_said_once_and_the_run_finishes(params,
 def test_the_inspect_front_end_s_endpoint_hears_the_limits_its_answers_state():
     """on_inspect's calls are seat calls too: their lane learns the key's limits from each answer's
     headers, and a wrong option is the client's own TypeError, not a completion fn's signature."""
-    from econarena_evals.calls.state import CALL_STATE
     from econarena_evals.on_inspect.endpoint import Endpoint
 
     server = OpenAIServer(lambda text: '{"choice": 1}', models=("gpt-4o",), limiter=RateLimiter(rpm=300)).start()
     try:
         endpoint = Endpoint("gpt-4o", server.base_url, "sk-test-paid")
         assert endpoint.call([{"role": "user", "content": "hi"}], max_tokens=16).text == '{"choice": 1}'
-        assert CALL_STATE.limits[endpoint.lane] == (300.0, None)
+        assert endpoint.call_state.limits[endpoint.lane] == (300.0, None)
         with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'") as refused:
             Endpoint("gpt-4o", server.base_url, "sk-test-paid", bogus=1).call([{"role": "user", "content": "hi"}])
         assert "**kwargs" not in str(refused.value)

@@ -30,7 +30,7 @@ from econarena_evals.calls.errors import (
 from econarena_evals.calls.lanes import Lane
 from econarena_evals.calls.limits import seconds_until, stated_limits
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import CALL_STATE
+from econarena_evals.calls.state import CallState
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 
@@ -55,13 +55,6 @@ EXHAUSTED = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
                        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]}}
 
 
-@pytest.fixture(autouse=True)
-def fresh_run():
-    CALL_STATE.reset()
-    yield
-    CALL_STATE.reset()
-
-
 def test_anthropic_s_529_is_an_overload_never_a_quota_a_rate_limit_or_a_down_endpoint():
     exc = refusal(529, OVERLOADED)
     assert is_overloaded(exc) and is_transient(exc) and not is_endpoint_failure(exc)
@@ -77,8 +70,9 @@ def test_a_529_is_waited_out_and_the_call_answers_without_spending_a_try():
             raise refusal(529, OVERLOADED)
         return "ok"
 
-    assert call_all([(object(), call)], CallPolicy(max_attempts=1, **FAST)) == ["ok"] and len(tries) == 3
-    assert CALL_STATE.stop_reason is None
+    calls = CallState(CallPolicy(max_attempts=1, **FAST))
+    assert call_all(calls, [(object(), call)]) == ["ok"] and len(tries) == 3
+    assert calls.stop_reason is None
 
 
 def test_anthropic_s_spend_limit_and_billing_stop_the_run_as_a_quota():
@@ -97,7 +91,7 @@ def test_google_s_resource_exhausted_is_a_rate_limit_with_its_retry_delay(body):
     exc = refusal(429, body)
     assert is_rate_limited(exc) and fatal(exc) is None
     assert server_wait_said(exc) == (7.0, "retryDelay")
-    lane = Lane("gemini")
+    lane = Lane("gemini", CallState())
     before = time.monotonic()
     lane.refused(*server_wait_said(exc))
     assert lane.pace.paused_until - before >= 7.0  # the lane waits as asked, from when it was told
@@ -123,9 +117,10 @@ def test_anthropic_s_headers_set_the_lane_s_pace_and_pause_it_when_used_up():
     least_left = reset_at - time.time()
     assert (rpm, tpm) == (50, 8000) and used_up[0][1] == "anthropic-ratelimit-requests-reset"
     assert least_left <= used_up[0][0] <= most_left  # what is left until the stated reset
-    lane = Lane(("https://api.anthropic.com/v1/", "keyhash", "claude-sonnet-4-5"))
+    calls = CallState()
+    lane = Lane(("https://api.anthropic.com/v1/", "keyhash", "claude-sonnet-4-5"), calls)
     lane.learn(headers)
-    assert (lane.pace.rpm, lane.pace.tpm) == (50, 8000) and CALL_STATE.limits[lane.key] == (50, 8000)
+    assert (lane.pace.rpm, lane.pace.tpm) == (50, 8000) and calls.limits[lane.key] == (50, 8000)
     # paused until the stated reset: what is left of the pause is what is left until the reset
     pause_left, reset_left = lane.pace.paused_until - time.monotonic(), reset_at - time.time()
     assert abs(pause_left - reset_left) < 1.0

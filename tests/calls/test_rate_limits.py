@@ -24,7 +24,7 @@ from econarena_evals.calls.lanes import Lane, lane_for
 from econarena_evals.calls.limits import parse_duration
 from econarena_evals.calls.pace import MAX_SERVER_WAIT_S, PACE_SHARE
 from econarena_evals.calls.policy import CallPolicy
-from econarena_evals.calls.state import CALL_STATE
+from econarena_evals.calls.state import CallState
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
 
@@ -36,13 +36,6 @@ def status_error(status: int, code: str, message: str = "", headers=None):
     cls = {429: openai.RateLimitError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
            404: openai.NotFoundError, 400: openai.BadRequestError}.get(status, openai.APIStatusError)
     return cls(message or code, response=response, body=body)
-
-
-@pytest.fixture(autouse=True)
-def fresh_run():
-    CALL_STATE.reset()
-    yield
-    CALL_STATE.reset()
 
 
 @pytest.mark.parametrize("text,seconds", [("1s", 1.0), ("6m0s", 360.0), ("250ms", 0.25), ("1h2m3.5s", 3723.5),
@@ -86,8 +79,9 @@ def test_rate_limited_tries_are_waited_out_and_do_not_count_as_attempts():
         return "ok"
 
     # one attempt allowed, a breaker that would open at 2 failures: neither is touched by rate limits
-    assert call_all([(object(), call)], CallPolicy(max_attempts=1, breaker_threshold=2, **FAST)) == ["ok"]
-    assert CALL_STATE.refused == 5 and CALL_STATE.answered == 1 and CALL_STATE.stop_reason is None
+    calls = CallState(CallPolicy(max_attempts=1, breaker_threshold=2, **FAST))
+    assert call_all(calls, [(object(), call)]) == ["ok"]
+    assert calls.refused == 5 and calls.answered == 1 and calls.stop_reason is None
 
 
 def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
@@ -97,19 +91,20 @@ def test_an_error_no_retry_cures_stops_the_run_and_nothing_more_is_sent():
         sent.append(1)
         raise status_error(401, "invalid_api_key", "Incorrect API key provided")
 
-    policy = CallPolicy(max_attempts=4, max_concurrency=1, **FAST)
-    results = call_all([(object(), refused)] * 10, policy)
+    calls = CallState(CallPolicy(max_attempts=4, max_concurrency=1, **FAST))
+    results = call_all(calls, [(object(), refused)] * 10)
     assert len(sent) == 1  # the first refusal stopped the nine queued behind it
     assert isinstance(results[0], openai.AuthenticationError)
     assert all(isinstance(r, RunStopped) for r in results[1:])
-    assert "401" in CALL_STATE.stop_reason
-    assert all(isinstance(r, RunStopped) for r in call_all([(object(), lambda: "ok")], policy))
+    assert "401" in calls.stop_reason
+    assert all(isinstance(r, RunStopped) for r in call_all(calls, [(object(), lambda: "ok")]))
 
 
 def test_a_lane_paces_to_the_limits_an_answer_states():
-    lane = Lane("test")
+    calls = CallState()
+    lane = lane_for(calls, "test")
     lane.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "60000"})
-    assert (lane.pace.rpm, lane.pace.tpm) == (600, 60000) and CALL_STATE.limits["test"] == (600, 60000)
+    assert (lane.pace.rpm, lane.pace.tpm) == (600, 60000) and calls.limits["test"] == (600, 60000)
     start = lane.pace.tat_requests
     for _ in range(3):
         assert lane.acquire(100, lambda: False)
@@ -129,16 +124,17 @@ def test_a_seat_call_s_lane_hears_the_limits_its_answer_states():
         return prompt
 
     call = seat_call.SeatCall(tag={}, prompt="ok", kwargs={}, send=send)
-    assert call_all([(object(), call)], CallPolicy(**FAST), ["heard"]) == ["ok"]
-    assert call.lane is lane_for("heard") and CALL_STATE.limits["heard"] == (600, 60000)
+    calls = CallState(CallPolicy(**FAST))
+    assert call_all(calls, [(object(), call)], ["heard"]) == ["ok"]
+    assert call.lane is lane_for(calls, "heard") and calls.limits["heard"] == (600, 60000)
     seat_call.heard(stated)  # no seat call here: nothing learns it
-    plain = call_all([(object(), lambda: seat_call.heard(stated) or "plain")], CallPolicy(**FAST), ["plain"])
+    plain = call_all(calls, [(object(), lambda: seat_call.heard(stated) or "plain")], ["plain"])
     assert plain == ["plain"]
-    assert list(CALL_STATE.limits) == ["heard"] and lane_for("plain").pace.rpm is None
+    assert list(calls.limits) == ["heard"] and lane_for(calls, "plain").pace.rpm is None
 
 
 def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
-    lane = Lane("no-headers")
+    lane = Lane("no-headers", CallState())
     lane.concurrency.in_flight = 40
     lane.refused(0.0)
     assert lane.concurrency.window == 20
@@ -149,16 +145,17 @@ def test_a_lane_without_stated_limits_halves_its_calls_in_flight_when_refused():
 
 
 def test_a_stopped_run_wakes_calls_waiting_for_the_pace():
-    lane = Lane("paused")
+    calls = CallState()
+    lane = lane_for(calls, "paused")
     lane.pace.paused_until = float("inf")
-    CALL_STATE.stop("test")
+    calls.stop("test")
     assert lane.acquire(1, lambda: False) is False
 
 
 @pytest.mark.parametrize("patience,bound", [(600.0, MAX_SERVER_WAIT_S), (20.0, 20.0)])
 def test_a_server_wait_past_the_ceiling_or_the_patience_is_capped_and_said_once(patience, bound, capsys):
-    lane = Lane(("http://127.0.0.1/v1", "keyhash", "gpt-4o"))
-    lane.pace.patience_s = patience
+    # the run's patience, read once with its options: the lanes it makes wait within it
+    lane = lane_for(CallState(CallPolicy(rate_limit_patience_s=patience)), ("http://127.0.0.1/v1", "keyhash", "gpt-4o"))
     before = time.monotonic()
     for _ in range(3):
         lane.refused(86400.0, "retry-after")

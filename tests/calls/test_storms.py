@@ -23,7 +23,7 @@ from econarena_evals.calls.errors import fatal, is_endpoint_failure, is_overload
 from econarena_evals.calls.pace import PROBE_EVERY_S, Pace
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.retry import LIVE_SHARE
-from econarena_evals.calls.state import CALL_STATE
+from econarena_evals.calls.state import CallState
 from econarena_evals.log.evallog import read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.log.format import SEAT_TAG
@@ -33,13 +33,6 @@ from openai_server import OVERLOAD_BODIES, Faults, OpenAIServer, Storm
 from policies import scripted
 
 FAST = dict(backoff_base_s=0.001, backoff_cap_s=0.002)
-
-
-@pytest.fixture(autouse=True)
-def fresh_run():
-    CALL_STATE.reset()
-    yield
-    CALL_STATE.reset()
 
 
 @pytest.mark.parametrize("shape", sorted(OVERLOAD_BODIES))
@@ -62,9 +55,10 @@ def test_an_overload_is_waited_out_without_costing_a_try():
         return "ok"
 
     # one try per call: three overloads before the answer cost none of it
-    assert call_all([(object(), call)], CallPolicy(max_attempts=1, **FAST)) == ["ok"] and len(tries) == 4
-    assert CALL_STATE.stop_reason is None
-    [lane] = CALL_STATE.lanes.values()
+    calls = CallState(CallPolicy(max_attempts=1, **FAST))
+    assert call_all(calls, [(object(), call)]) == ["ok"] and len(tries) == 4
+    assert calls.stop_reason is None
+    [lane] = calls.lanes.values()
     assert lane.pace.overloads == 0  # the answer ended the overload: the lane sends freely again
 
 
@@ -88,8 +82,9 @@ def test_while_overloaded_the_lane_sends_one_probe_at_a_time():
                 in_flight[0] -= 1
 
     player = object()
-    results = call_all([(player, call) for _ in range(40)], CallPolicy(max_attempts=1, backoff_base_s=0.05))
-    assert results == ["ok"] * 40 and CALL_STATE.stop_reason is None
+    calls = CallState(CallPolicy(max_attempts=1, backoff_base_s=0.05))
+    results = call_all(calls, [(player, call) for _ in range(40)])
+    assert results == ["ok"] * 40 and calls.stop_reason is None
     # the opening burst (the lane's slow start: 8) is refused once each; then one probe per pause
     assert sent_during[0] <= 8 + 12, sent_during[0]
 
@@ -104,9 +99,10 @@ def test_an_overload_that_never_ends_stops_the_run_after_the_patience():
         tries.append(1)
         return call()
 
-    results = call_all([(object(), counted)], CallPolicy(rate_limit_patience_s=0.5, backoff_base_s=0.05))
-    assert isinstance(results[0], openai.InternalServerError) and CALL_STATE.stop_word == "overloaded"
-    assert "rate_limit_patience_s=0.5" in CALL_STATE.stop_reason and "resume" in CALL_STATE.stop_reason
+    calls = CallState(CallPolicy(rate_limit_patience_s=0.5, backoff_base_s=0.05))
+    results = call_all(calls, [(object(), counted)])
+    assert isinstance(results[0], openai.InternalServerError) and calls.stop_word == "overloaded"
+    assert "rate_limit_patience_s=0.5" in calls.stop_reason and "resume" in calls.stop_reason
     assert len(tries) > 1  # probed again, not given up at the first overload (the time is bench/storms.py's)
 
 
@@ -133,12 +129,11 @@ def test_a_call_that_fails_while_its_lane_answers_others_gets_more_tries_but_end
     player = object()
     policy = CallPolicy(max_attempts=3, **FAST)
     others = [(player, healthy) for _ in range(300)]
-    results = call_all([(player, doomed)] + others, policy)
+    results = call_all(CallState(policy), [(player, doomed)] + others)
     assert isinstance(results[0], openai.InternalServerError) and results[1:] == ["ok"] * 300
     assert 3 < len(tries) <= 3 * LIVE_SHARE
     tries.clear()
-    CALL_STATE.reset()
-    [result] = call_all([(object(), doomed)], policy)
+    [result] = call_all(CallState(policy), [(object(), doomed)])  # a run of its own: no lane that answers others
     assert isinstance(result, openai.InternalServerError) and len(tries) == 3
 
 
@@ -158,7 +153,7 @@ def test_a_gateway_that_fails_a_quarter_of_requests_costs_no_call():
         return "ok"
 
     player = object()
-    results = call_all([(player, call) for _ in range(2000)], CallPolicy(**FAST))
+    results = call_all(CallState(CallPolicy(**FAST)), [(player, call) for _ in range(2000)])
     assert results == ["ok"] * 2000
 
 
@@ -215,7 +210,7 @@ def test_an_overload_from_the_first_request_is_waited_out(tmp_path):
 def test_an_overloaded_lane_probes_every_few_seconds_whatever_the_backoff_cap():
     """Backing off to backoff_cap_s (20 s) between probes lost whole open windows of an endpoint
     overloaded 12 s of every 20: the lane found each overload over up to 20 s late."""
-    pace = Pace(("https://api.example", "key", "claude-sonnet-4-5"))
+    pace = Pace(("https://api.example", "key", "claude-sonnet-4-5"), 600.0, {})
     pace.told_overloaded = True  # said once per lane; not what this test reads
     pauses = []
     for _ in range(12):  # twelve refused probes in a row
