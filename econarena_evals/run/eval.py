@@ -170,7 +170,8 @@ class EconArena(evals.Eval):
                 resume.check_samples(resumption.done, sessions, self._game_params)
                 resume.check_samples(resumption.parts, sessions, self._game_params)
                 self.resumed, self.resumed_runs = resumption.done, resumption.parts
-            interval_asked()  # a progress interval that is no number of seconds: refused before any call
+            # read once: a progress interval that is no number of seconds is refused before any call
+            progress_s = interval_asked()
         except ValueError as exc:  # a bad samples file, a log of another condition: one line, no call
             exit_status.refuse(exc)
         # the sessions evals will hand out (it shuffles, then applies --max_samples), less those resumed
@@ -211,7 +212,7 @@ class EconArena(evals.Eval):
         # the built-in players' calls are made too (the progress line counts every answered call)
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
-        progress = shell.plan(estimate, builtin_calls)
+        progress = shell.plan(estimate, builtin_calls, progress_s)
         for line in melee:  # the schedule's size and each model's calls, before any call
             shell.say(f"econarena: plan: {self.name}: {line}")
         self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})

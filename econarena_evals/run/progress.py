@@ -80,7 +80,8 @@ class Progress:
                  every_s: Optional[float] = None,
                  pace_line: Optional[Callable[[float, float, float], Optional[str]]] = None,
                  answered_by_batch: Callable[[], int] = lambda: 0,
-                 usage_line: Optional[Callable[[], Optional[str]]] = None) -> None:
+                 usage_line: Optional[Callable[[], Optional[str]]] = None,
+                 asked_s: Optional[float] = None) -> None:
         # pace_line(calls the server decodes at once, calls it answers a second, seconds so far):
         # said once, when a lane has learned that the server serves fewer calls than it was sent
         self.name, self.sessions, self.calls = name, sessions, calls
@@ -91,7 +92,7 @@ class Progress:
         self.answered_by_batch = answered_by_batch  # batch mode's answers, which no lane counts
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        asked = interval_asked() if every_s is None else None
+        asked = asked_s if every_s is None else None  # ECONARENA_PROGRESS_S, read once by the run
         self.quiet = asked == 0  # the user asked for no progress lines (the rarer lines still come)
         self.every_s = every_s if every_s is not None else asked or (1.0 if self.tty else 10.0)
         # set while evals' own progress bar shows: every line goes whole, above the bar (never redrawn in place)

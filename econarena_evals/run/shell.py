@@ -95,7 +95,7 @@ class Shell:
             "finished run(s) and %d other answered seat call(s) kept)", source, handed_out - to_play, to_play,
             replayed, kept_runs, kept_calls)
 
-    def plan(self, estimate: Estimate, builtin_calls: int) -> Progress:
+    def plan(self, estimate: Estimate, builtin_calls: int, progress_s: Optional[float] = None) -> Progress:
         """Say the plan (and put it in the log, so that the report can set what was paid beside what
         was foreseen); the progress lines of the play to come."""
         also = f" (and {builtin_calls:,} of built-in players, which send no request)" if builtin_calls else ""
@@ -129,7 +129,8 @@ class Shell:
 
         return Progress(self.name, estimate.sessions, estimate.calls + builtin_calls, lambda: self.sessions_done,
                         limits_line, self.call_state, pace_line=pace_line,
-                        answered_by_batch=lambda: self.answered_by_batch(), usage_line=usage_line)
+                        answered_by_batch=lambda: self.answered_by_batch(), usage_line=usage_line,
+                        asked_s=progress_s)
 
     def batch_plan(self, estimate: Estimate, waves: Any) -> None:
         """Some player is in batch mode (``calls.batches.Waves``): its plan, its batches in the lines."""
