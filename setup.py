@@ -143,6 +143,6 @@ setup(
         ],
         # inspect_ai loads this module before it resolves --model or a task name: the econarena/...
         # models and the econarena_evals/<cell> tasks (only inspect_ai ever loads it)
-        "inspect_ai": ["econarena_evals = econarena_evals.on_inspect.registry"],
+        "inspect_ai": ["econarena_evals = econarena_evals.on_inspect.entry"],
     },
 )

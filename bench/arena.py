@@ -13,8 +13,8 @@ import time
 import numpy as np
 
 from econarena_evals.games import cell as make_cell
-from econarena_evals.games.players import NoisyBidder
-from econarena_evals.score.arena import rate, tournament
+from econarena_evals.games.builtin import NoisyBidder
+from econarena_evals.score.rating import rate, tournament
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Logs for the report's tests, made in this process from the fixture logs of tests/fixtures/oldlogs:
+"""Logs for the report's tests, made in this process from the fixture logs of tests/fixtures/old_logs/9b70382:
 a player with its completion args and endpoint (an ``econarena_players`` event), seat tags and
 usage on its seat calls, and sessions a resume copied. No process, no server."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Optional
 from econarena_evals.games import read_prompt
 from econarena_evals.log.format import PLAN_EVENT, PLAYERS_EVENT, RESUMED_FROM, RUN_EVENT, SEAT_TAG, SESSION_EVENT
 
-OLDLOGS = Path(__file__).resolve().parent / "fixtures" / "oldlogs"
+OLDLOGS = Path(__file__).resolve().parent / "fixtures" / "old_logs" / "9b70382"
 RANDOM_BEAUTY_L = OLDLOGS / "econarena_random.econarena.beauty_L.jsonl"
 ENDPOINT = "127.0.0.1:8765"
 SCHEMA = {"type": "json_object", "schema": {"type": "object", "properties": {"choice": {"type": "number"}},

@@ -3,7 +3,7 @@
 A seat call's place (session, run, seat) is its seat tag's, and what a run gave it is its
 ``econarena_run`` event's: rewording a sentence of a prompt must not break resume or the log
 readers. Only the built-in players read a prompt (they read what a model reads, by design: the
-games' own ``read_prompt`` and ``games/players.py``), and the old-log reader, for logs written
+games' own ``read_prompt`` and ``games/builtin.py``), and the old-log reader, for logs written
 before the tag, which hold nothing else. The check reads the package's syntax trees: any other
 module that names a prompt-reading function or holds a prompt sentence (a regex's text) fails.
 """

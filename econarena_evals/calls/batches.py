@@ -1,9 +1,9 @@
-"""Seat calls by a provider's batch API: one batch per wave of every session, waited for, retried, re-attached.
+"""Seat calls by a provider's batch API: a round of batches per wave of the sessions, waited for, retried, re-attached.
 
 A batch API (OpenAI's ``/v1/batches``, and the gateways that copy it) bills about half the price
 and has limits of its own, but answers within a window of hours, not seconds. So the calls are not
-sent one by one: every session puts its wave's calls into ``Waves.call`` and waits, and once every
-session still playing waits (or none came for ``LINGER_S``), the wave goes as one batch per
+sent one by one: every session puts its wave's calls into ``BatchRounds.call`` and waits, and once every
+session still playing waits (or none came for ``LINGER_S``), the round goes as one batch per
 endpoint, or as few as the API's size limits allow. A cell without history is one wave, so one
 batch; a cell with history is one wave per run, since run k's prompts need run k-1's outcomes.
 
@@ -54,7 +54,7 @@ MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB limit per input file
 # A session not yet started cannot add its calls until a thread is free (EVALS_SEQUENTIAL, fewer
 # threads than sessions): once every started session is in, and none started for this long, the
-# wave goes without those. (The start-up of the sessions takes milliseconds; a session that is
+# round goes without those. (The start-up of the sessions takes milliseconds; a session that is
 # busy elsewhere, scoring or calling a synchronous opponent, is waited for however long it takes.)
 LINGER_S = 2.0
 NO_SUCH_ROUTE = (404, 405, 501)  # what a server without a batch API answers to /v1/files or /v1/batches
@@ -202,8 +202,8 @@ class _Slot:
     tries: int = 0
 
 
-class Waves:
-    """The batch calls of one run of the eval: collected into waves across sessions, sent, waited for,
+class BatchRounds:
+    """The batch calls of one run of the eval: collected into rounds (every session's current wave), sent, waited for,
     as the run's call state says (its policy; its stop ends the waits)."""
 
     def __init__(self, call_state: CallState, sessions: int, poll_s: float, endpoint: str,
@@ -225,7 +225,7 @@ class Waves:
         self.left = 0  # sessions that will call no more
         self.started = 0  # sessions that began to play
         self.last_started = time.monotonic()
-        self.waves = 0
+        self.rounds = 0
         self.batches: list[str] = []  # every batch id this run submitted or attached to
         self.ended: set[str] = set()  # those it saw end
         self.answered = 0  # calls a batch answered (the progress line's count)
@@ -234,7 +234,7 @@ class Waves:
     # ---- the sessions' side ----
 
     def call(self, items: Sequence[tuple[BatchAPI, Line]]) -> list[Result]:
-        """Put these calls in the current wave and wait for their results (never raises for a line)."""
+        """Put these calls in the current round and wait for their results (never raises for a line)."""
         if self.call_state.stopped.is_set():
             return [RunStopped(self.call_state.stop_reason or "run stopped") for _ in items]
         slots = [_Slot(api, line) for api, line in items]
@@ -251,13 +251,13 @@ class Waves:
         return [s.result if s.result is not None else stopped for s in slots]
 
     def enter(self) -> None:
-        """A session begins to play: the wave waits for its calls."""
+        """A session begins to play: the round waits for its calls."""
         with self.cond:
             self.started += 1
             self.last_started = time.monotonic()
 
     def leave(self) -> None:
-        """A session is done (finished or errored): the wave need not wait for it."""
+        """A session is done (finished or errored): the round need not wait for it."""
         with self.cond:
             self.left += 1
             self._close_if_ready()
@@ -267,7 +267,7 @@ class Waves:
         return [b for b in dict.fromkeys(self.batches) if b not in self.ended]
 
     def _close_if_ready(self, lingered: bool = False) -> None:
-        # every session still playing has its calls in: a session woken from the last wave and not
+        # every session still playing has its calls in: a session woken from the last round and not
         # yet back is not, so this counts calls queued, not sessions waiting
         if not self.pending:
             return
@@ -275,18 +275,18 @@ class Waves:
             self._close()
         elif lingered and self.queued + self.left >= self.started and (
                 time.monotonic() - self.last_started >= self.linger_s):
-            self._close()  # the sessions still to come wait for a thread that only this wave frees
+            self._close()  # the sessions still to come wait for a thread that only this round frees
 
     def _close(self) -> None:
         """Send the pending calls: a thread per endpoint and model, so two players' batches run side by side."""
-        wave, self.pending, self.queued = self.pending, [], 0
-        self.waves += 1
+        going, self.pending, self.queued = self.pending, [], 0
+        self.rounds += 1
         by_api: dict[int, list[_Slot]] = {}
-        for slot in wave:
+        for slot in going:
             by_api.setdefault(id(slot.api), []).append(slot)
         for slots in by_api.values():
-            threading.Thread(target=self._send_wave, args=(slots, self.waves), daemon=True,
-                             name=f"econarena-batch-wave-{self.waves}").start()
+            threading.Thread(target=self._send_round, args=(slots, self.rounds), daemon=True,
+                             name=f"econarena-batch-round-{self.rounds}").start()
 
     def _settle(self, slot: _Slot, result: Result) -> None:
         with self.cond:
@@ -295,14 +295,14 @@ class Waves:
                 self.answered += isinstance(result, Answer)
             self.cond.notify_all()
 
-    # ---- the wave's side: one thread per wave ----
+    # ---- the round's side: one thread per round ----
 
-    def _send_wave(self, slots: list[_Slot], number: int) -> None:
+    def _send_round(self, slots: list[_Slot], number: int) -> None:
         try:
             self._send(slots, number)
         except Exception as exc:  # noqa: BLE001 - a failure of ours must fail the calls, not hang them
             for slot in slots:
-                self._settle(slot, SeatCallError(f"batch wave {number}: {type(exc).__name__}: {exc}"))
+                self._settle(slot, SeatCallError(f"batch round {number}: {type(exc).__name__}: {exc}"))
 
     def _send(self, slots: list[_Slot], number: int) -> None:
         api = slots[0].api
@@ -361,7 +361,7 @@ class Waves:
                 self._stopped(todo)  # the run stopped: the rest waits for the resume too
                 return
             if todo:
-                self.say(f"econarena: {len(todo)} call(s) of wave {number} got no answer from their batch: "
+                self.say(f"econarena: {len(todo)} call(s) of round {number} got no answer from their batch: "
                          f"sending them again in a new batch (try {todo[0].tries + 1} of {self.policy.max_attempts})")
                 # a batch refused as a whole (an enqueued-token limit) is not sent straight back
                 if self.call_state.stopped.wait(self.policy.backoff(todo[0].tries, random.Random(number))):
@@ -436,7 +436,7 @@ class Waves:
         self.record({"status": "submitted", "batch_id": batch_id, "input_file_id": file_id, "endpoint": api.label,
                      "wave": number, "custom_ids": custom_ids, "bought": bought})
         self.batches.append(batch_id)
-        self.say(f"econarena: batch {batch_id}: submitted, {len(group)} call(s) of wave {number} ({api.label})")
+        self.say(f"econarena: batch {batch_id}: submitted, {len(group)} call(s) of round {number} ({api.label})")
         return batch_id
 
     def _wait(self, api: BatchAPI, batch_id: str, calls: int,

@@ -11,7 +11,7 @@ Every seat call of every session goes through ``call_all``:
   otherwise retry forever, one try at a time under this policy).
 * A breaker per player (``Breaker``): after ``breaker_threshold`` endpoint failures in a row its
   endpoint is presumed down, and its calls (waiting or queued) fail at once, one probe every
-  ``probe_interval_s`` excepted. It acts on this module's batches (it fails their waiting calls), so
+  ``probe_interval_s`` excepted. It acts on this module's groups (it fails their waiting calls), so
   it lives beside them; the breakers of a run belong to the run's call state (``state.CallState.breakers``).
 
 The run hands its call state to every ``call_all``: its policy (the options, read once), its stop,
@@ -52,7 +52,7 @@ class Breaker:
         self._answered = 0  # calls it answered in this run: "never answered" is a wrong address, not a crash
         self._last_error = ""
         self._next_probe = 0.0
-        self._waiting: set[tuple[Any, Any]] = set()  # (batch, call) of the calls admitted and not yet ended
+        self._waiting: set[tuple[Any, Any]] = set()  # (group, call) of the calls admitted and not yet ended
 
     def _why(self) -> str:
         since = f"after {self._answered} answered" if self._answered else "none answered in this run"
@@ -64,23 +64,23 @@ class Breaker:
         with self._lock:
             return self._why() if self._failures >= self.threshold else None
 
-    def admit(self, batch: Any, call: Any) -> Optional[str]:
-        """None if ``call`` of ``batch`` may go out (it is then tracked); else why it may not."""
+    def admit(self, group: Any, call: Any) -> Optional[str]:
+        """None if ``call`` of ``group`` may go out (it is then tracked); else why it may not."""
         with self._lock:
             if self._failures >= self.threshold:
                 now = time.monotonic()
                 if now < self._next_probe:
                     return self._why()
                 self._next_probe = now + self.probe_interval_s
-            self._waiting.add((batch, call))
+            self._waiting.add((group, call))
             return None
 
-    def record(self, batch: Any, call: Any, result: Union[str, BaseException]) -> None:
+    def record(self, group: Any, call: Any, result: Union[str, BaseException]) -> None:
         ok = not isinstance(result, BaseException)
         with self._lock:
-            if (batch, call) not in self._waiting:
+            if (group, call) not in self._waiting:
                 return  # already failed by the breaker opening
-            self._waiting.discard((batch, call))
+            self._waiting.discard((group, call))
             if ok:
                 self._failures = 0
                 self._answered += 1
@@ -117,7 +117,7 @@ def endpoints_down(call_state: CallState) -> list[str]:
     return [why for why in (b.down() for b in breakers) if why]
 
 
-class Batch:
+class CallGroup:
     """The calls of one ``call_all``, one ``retry.Call`` each: results and slots under one condition."""
 
     def __init__(self, call_state: CallState) -> None:
@@ -205,28 +205,28 @@ def call_all(
         return []
     if call_state.stopped.is_set():
         return [RunStopped(call_state.stop_reason or "run stopped") for _ in calls]
-    batch = Batch(call_state)
+    group = CallGroup(call_state)
     for k, (player, run) in enumerate(calls):
         # the breaker entry keeps the player alive, so its id names one player
         lane = lanes[k] if lanes is not None else ("player", id(breaker_for(call_state, player)))
         # One context copy per call, taken on this thread: the session's own sample id. Each call gets
         # its own copy because a Context cannot be entered by two threads at once.
-        call = batch.add(player, partial(contextvars.copy_context().run, run), lane, costs[k] if costs else 0.0)
+        call = group.add(player, partial(contextvars.copy_context().run, run), lane, costs[k] if costs else 0.0)
         if isinstance(run, SeatCall):
             run.lane = call.lane
-    batch.slots.enqueue([(batch, call) for call in batch.calls])
+    group.slots.enqueue([(group, call) for call in group.calls])
     timeout_s = call_state.policy.call_timeout_s
     try:
         while True:
-            with batch.cond:
-                if not batch.remaining:
+            with group.cond:
+                if not group.remaining:
                     break
             # Deadlines move on as the endpoint answers (see ``Concurrency.due``): looked at now. A
             # call not on the wire yet, held or between tries, is bounded where it waits (``attempts``).
             now = time.monotonic()
             look_again = now + timeout_s  # a try sent from now on is due no sooner
             expired = []
-            for call in batch.calls:
+            for call in group.calls:
                 on_wire = call.on_wire
                 if on_wire is None or call.done:
                     continue
@@ -238,19 +238,19 @@ def call_all(
                 else:
                     look_again = min(look_again, due)
             if not expired:
-                with batch.cond:
-                    if batch.remaining:
-                        batch.cond.wait(look_again - now)
+                with group.cond:
+                    if group.remaining:
+                        group.cond.wait(look_again - now)
                 continue
             for call, ticket in expired:
                 # The worker only finishes the try it is in (it cannot be interrupted), then stops;
                 # the next call of the lane has its turn meanwhile.
                 call.lane.forget(ticket)
                 error = SeatCallError(f"no answer within call_timeout_s={timeout_s:g}s")
-                if batch.abandon(call, error):
-                    call.breaker.record(batch, call, error)
+                if group.abandon(call, error):
+                    call.breaker.record(group, call, error)
     finally:
-        batch.slots.drop(batch)
-    results = [call.result for call in batch.calls]
+        group.slots.drop(group)
+    results = [call.result for call in group.calls]
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]

@@ -29,7 +29,7 @@ from .errors import (
 from .lanes import Lane
 from .state import CallState
 
-if TYPE_CHECKING:  # the breaker lives with the batches it acts on, which import this module
+if TYPE_CHECKING:  # the breaker lives with the groups it acts on, which import this module
     from .dispatch import Breaker
 
 # A try that failed while its lane answered other calls (a flaky endpoint that lives: a gateway's
@@ -41,9 +41,9 @@ LIVE_SHARE = 4
 
 @dataclass(eq=False)
 class Call:
-    """One call of a ``call_all`` (``dispatch.Batch``): what it runs, through which lane and breaker,
-    and where it stands. The batch settles it under its condition; its worker tries it. It does not
-    point back at its batch: a cycle would leave every batch to the garbage collector."""
+    """One call of a ``call_all`` (``dispatch.CallGroup``): what it runs, through which lane and breaker,
+    and where it stands. The group settles it under its condition; its worker tries it. It does not
+    point back at its group: a cycle would leave every group to the garbage collector."""
     index: int  # its place there (and the seed of its retries' jitter)
     run: Callable[[], Any]  # one try, in the call's own context copy
     lane: Lane

@@ -62,7 +62,7 @@ class Slots:
     """The cap on calls in flight and the FIFO queue of calls waiting for a slot.
 
     ``run`` is the run's call state whose stop fails every queued call at once (``stopped``, ``stop_reason``).
-    A queued item is (its batch, the call: ``retry.Call``); the batch starts or settles it.
+    A queued item is (its group, the call: ``retry.Call``); the group starts or settles it.
     """
 
     def __init__(self, run: Any) -> None:
@@ -90,18 +90,18 @@ class Slots:
                 stopped = run.stopped.is_set()
                 if not self._pending or (not stopped and self.in_flight >= self._pending[0][0].policy.max_concurrency):
                     return
-                batch, call = self._pending.popleft()
+                group, call = self._pending.popleft()
                 if call.done:
                     continue
                 if not stopped:
                     self.in_flight += 1
             if stopped:
-                batch.settle(call, RunStopped(run.stop_reason or "run stopped"))
-            elif not batch.start(call):
+                group.settle(call, RunStopped(run.stop_reason or "run stopped"))
+            elif not group.start(call):
                 with self._lock:  # refused by its breaker: the slot goes straight to the next call
                     self.in_flight -= 1
 
-    def drop(self, batch: Any) -> None:
-        """Forget the queued calls of a batch whose caller has stopped waiting."""
+    def drop(self, group: Any) -> None:
+        """Forget the queued calls of a group whose caller has stopped waiting."""
         with self._lock:
-            self._pending = collections.deque(item for item in self._pending if item[0] is not batch)
+            self._pending = collections.deque(item for item in self._pending if item[0] is not group)

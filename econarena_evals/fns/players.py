@@ -2,10 +2,10 @@
 
 They need no network and no API key. Each leaves a ``sampling`` event, like any completion fn.
 Randomness comes only from the call: the eval passes a per-(session, run, seat) ``seed``, which
-the players mix with the prompt text (``games.players.call_rng``), so a rerun with the same eval seed
+the players mix with the prompt text (``games.builtin.call_rng``), so a rerun with the same eval seed
 gives identical choices while different runs and seats get different draws.
 
-How each plays is ``games.players``' (shared with the inspect_ai front end): a player knows the game
+How each plays is ``games.builtin``' (shared with the inspect_ai front end): a player knows the game
 from the prompt (``read_prompt``) and asks that game's module how its kind of player plays (``nash``,
 ``random_play``, ``level_k``, ``cognitive_hierarchy``, ``human``, ``shade``, ``overbid``): the figures
 and their sources live with each game in ``games/``. This module makes each an evals CompletionFn.
@@ -19,7 +19,7 @@ from evals.record import record_sampling
 
 from ..core.closest import with_closest
 from ..core.prompts import prompt_text
-from ..games import players as rules
+from ..games import builtin as rules
 from .chat import ChatCompletionFn
 from .completion_args import keyword_names, request_options
 
@@ -36,7 +36,7 @@ class PlayerResult(CompletionResult):
 
 
 class BuiltinPlayer(rules.BuiltinPlayer, CompletionFn):
-    """Base class: a ``games.players`` player called as a completion fn; subclasses say what to
+    """Base class: a ``games.builtin`` player called as a completion fn; subclasses say what to
     choose and why, given the game and the facts of the prompt."""
 
     def __call__(self, prompt: Any, **kwargs: Any) -> CompletionResult:
@@ -47,7 +47,7 @@ class BuiltinPlayer(rules.BuiltinPlayer, CompletionFn):
 
     def own_args(self) -> frozenset[str]:
         """The completion args this player takes (its kind's: ``k``, ``tau``, ``sigma``, ``share``,
-        ``noise``; none for Nash, random and human play), from its ``games.players`` constructors."""
+        ``noise``; none for Nash, random and human play), from its ``games.builtin`` constructors."""
         out: set[str] = set()
         for cls in type(self).__mro__:
             if issubclass(cls, rules.BuiltinPlayer) and "__init__" in cls.__dict__:

@@ -19,12 +19,12 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from ..core.outcome import MAX_NUMBER, RunOutcome, game_number
 from ..core.prompts import PromptFacts, prompt_text, seat_and_run
 from ..core.sessions import SHARED_FIELDS, CellConfig, Session
-from . import beauty, first_price, second_price
+from . import auction, beauty, first_price
 from .protocol import MEMBERS, Game, GameReport, ReportLabels
 
 # The games this process knows: the package's own, then each game outside it that an eval's args
 # named (``load``), so every lookup below finds it as it finds the package's.
-GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, second_price, first_price)}
+GAMES: dict[str, ModuleType] = {m.NAME: m for m in (beauty, auction, first_price)}
 
 __all__ = ["GAMES", "Game", "GameReport", "MEMBERS", "ReportLabels", "get", "load", "report_of", "report_labels", "read_prompt",
            "cell", "param_fields", "draw_fields", "check_cell", "session_from_sample", "draw_session", "run_event",

@@ -10,7 +10,7 @@ import yaml
 
 from ..fns.identity import CHAT_NAME
 from ..fns.registry_files import packaged_registries
-from ..games.players import CLASSES
+from ..games.builtin import CLASSES
 from ..run.conditions import DEFAULT_SEED
 
 PREFIX = "econarena."

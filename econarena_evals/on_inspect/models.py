@@ -2,7 +2,7 @@
 so ``--model econarena/...`` resolves before a task is loaded):
 
 * ``econarena/nash``, ``econarena/level2``, ``econarena/human``, ... : the built-in players of the
-  registry (``registry/completion_fns``), played in-process by ``games.players``, the same objects
+  registry (``registry/completion_fns``), played in-process by ``games.builtin``, the same objects
   the plugin's completion fns wrap; ``-M`` args are their completion args (``-M tau=2``).
 * ``econarena/chat/MODEL``: MODEL at any OpenAI-compatible endpoint (``--model-base-url`` or
   ``OPENAI_BASE_URL``; ``OPENAI_API_KEY``), each seat call paced, retried and stopped by the plugin's

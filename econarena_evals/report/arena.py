@@ -1,7 +1,7 @@
 """The report's arena section: the melee logs' players rated, kept apart from the self-play columns.
 
 For each melee log the report uses (its column: the cell and what differs from the registry's
-args), ``score.arena`` rates every player of the roster from the tables it finished: one entry per
+args), ``score.rating`` rates every player of the roster from the tables it finished: one entry per
 player with ``player``, ``rating``, its 95 % ``interval``, ``rank`` and ``rank_interval``, the tables
 and runs it played, and its metrics at the mixed tables (the log's final report); and the
 head-to-head counts of every pair that met. ``markdown`` and ``html`` render the same figures.
@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ..log.format import metric_key
 from ..run.conditions import spec_args
 from ..run.config import ENVIRONMENTS, environment, melee_args
-from ..score.arena import ARENA_RESAMPLES, head_to_head, rate, tables_of
+from ..score.rating import ARENA_RESAMPLES, head_to_head, rate, tables_of
 from ..score.metrics import METRICS
 from .selection import Chosen
 

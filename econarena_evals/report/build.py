@@ -31,7 +31,7 @@ from .compute import DEFAULT_REFERENCES, CellFigures, compute, json_safe
 from .markdown import render as render_markdown
 from .plots import draw_convergence, draw_first_run, preload
 from .prepare import read_for_report
-from .progress import Progress
+from .read_progress import Progress
 from .selection import Chosen, inputs_folder, select
 from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
 from .workers import Workers, add_workers_option

@@ -25,7 +25,7 @@ from .analysis import comparisons, floors, nash_ceilings
 from .leaderboard import Entry, leaderboard, player_order
 from .plots import plot_file
 from .prepare import cached_diagnostics
-from .progress import Progress
+from .read_progress import Progress
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST, Chosen
 from .tokens import NO_PRICES, Prices, tokens_result
 from .workers import Workers

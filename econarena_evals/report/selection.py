@@ -24,7 +24,7 @@ from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
 from ..log.format import RESUMED_FROM
 from ..run.conditions import Condition, condition_of, differences
-from .conditions import (
+from .columns import (
     column_label,
     column_name,
     column_order,
@@ -34,7 +34,7 @@ from .conditions import (
     registry_defaults,
     table_tag,
 )
-from .progress import Progress
+from .read_progress import Progress
 from .workers import Workers
 
 # Overall groups: a column counts towards at most one overall figure, and only with default args.

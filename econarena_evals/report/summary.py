@@ -36,7 +36,7 @@ from .arena import text as arena_text
 from .compute import rows_of
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
-from .progress import Progress
+from .read_progress import Progress
 from .selection import CONFLICT, GARBLED, UNREAD, Chosen, select
 from .tokens import (
     NOTE,

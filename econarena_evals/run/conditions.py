@@ -8,7 +8,7 @@ same questions. The game and sampling args are taken as the eval parses them (``
 so equal settings are one condition however they were spelled: ``pass_seed=yes``, ``pass_seed=true``
 and no ``pass_seed`` at all play alike and are one column. Everything here reads the run spec that
 evals writes as a log's first line, so the report tools need neither evals nor an API key. How the
-report names, labels and orders a condition's column is in ``report.conditions``.
+report names, labels and orders a condition's column is in ``report.columns``.
 """
 from __future__ import annotations
 

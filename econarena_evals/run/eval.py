@@ -19,7 +19,7 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from ..calls.batches import Answer, Line, LineFailed, Waves
+from ..calls.batches import Answer, Line, LineFailed, BatchRounds
 from ..calls.dispatch import call_all
 from ..calls.errors import described
 from ..calls.seat_call import SeatCall
@@ -138,7 +138,7 @@ class EconArena(evals.Eval):
         self.resume_from = resume.resume_path(resume_from)  # the arg, else $ECONARENA_RESUME
         self.resumed: dict[int, resume.DoneSession] = {}  # sessions copied from that log, by index
         self.resumed_runs: dict[int, resume.PartSession] = {}  # finished runs of its other sessions
-        self._waves: Optional[Waves] = None  # the batch mode's waves, when a player is in batch mode
+        self._rounds: Optional[BatchRounds] = None  # the batch mode's waves, when a player is in batch mode
 
     # ---- the shell around the pure core ----
 
@@ -215,18 +215,18 @@ class EconArena(evals.Eval):
         progress = shell.plan(estimate, builtin_calls, progress_s)
         for line in melee:  # the schedule's size and each model's calls, before any call
             shell.say(f"econarena: plan: {self.name}: {line}")
-        self._waves = self._batch_waves(recorder, len(to_play), resumption.batches if self.resume_from else {})
-        if self._waves is not None:
-            shell.batch_plan(estimate, self._waves)
+        self._rounds = self._batch_rounds(recorder, len(to_play), resumption.batches if self.resume_from else {})
+        if self._rounds is not None:
+            shell.batch_plan(estimate, self._rounds)
         # batch mode: every session in play at once, so that a wave of all of them is one batch
-        with shell.playing(progress, threads=len(to_play) if self._waves else 0):
+        with shell.playing(progress, threads=len(to_play) if self._rounds else 0):
             results: list[SessionResult] = self.eval_all_samples(recorder, sessions)
         unify_usage_keys(recorder)
         report = final_report(results, self.player_names)
         shell.ended(len(results), sum(r is None for r in results))
         return report
 
-    def _batch_waves(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[Waves]:
+    def _batch_rounds(self, recorder: RecorderBase, sessions: int, adopted: dict[str, Any]) -> Optional[BatchRounds]:
         """The waves of batch calls, if any player is in batch mode; each batch is in the log at once."""
         apis = [fn for _, fn in self.roster if batch_api(fn) is not None]
         if not apis:
@@ -238,7 +238,7 @@ class EconArena(evals.Eval):
                 recorder.record_event(BATCH_EVENT, {"cell": self.cell_name, **data}, sample_id=BATCH_EVENT)
                 durable(recorder)
 
-        return Waves(self.call_state, sessions, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
+        return BatchRounds(self.call_state, sessions, min(fn.batch_poll_s for fn in apis), BATCH_ENDPOINT, record,
                      self.shell.say, adopted=adopted)
 
     def _tables(self, sessions: Sequence[Session]) -> list[Session]:
@@ -290,8 +290,8 @@ class EconArena(evals.Eval):
             durable()
             self.shell.counts.add(sessions=1, calls=sum(t == "sampling" for t, _ in done.events))
             return done.result
-        if self._waves is not None:
-            self._waves.enter()
+        if self._rounds is not None:
+            self._rounds.enter()
         seating = self._seating(session.index)
         table = Table(self.cell_name, self.cell, session, [self.roster[p][0] for p in seating], self.seed)
         state = _SessionState(table=table, seat_fns=[self.roster[p][1] for p in seating])
@@ -309,8 +309,8 @@ class EconArena(evals.Eval):
             logger.exception("session %s failed", session.index)
             state.error = f"{type(exc).__name__}: {exc}"
 
-        if self._waves is not None:
-            self._waves.leave()  # the next wave need not wait for this session
+        if self._rounds is not None:
+            self._rounds.leave()  # the next wave need not wait for this session
         result: SessionResult = None
         if state.error is None:
             result = table.result(self.player_names)
@@ -338,7 +338,7 @@ class EconArena(evals.Eval):
                     continue
             tag = {"cell": self.cell_name, "session": table.session.index, "run": request.run, "seat": request.seat,
                    "player": request.player}
-            if self._waves is not None and batch_api(fn) is not None:
+            if self._rounds is not None and batch_api(fn) is not None:
                 batched.append((fn, request, tag))
                 continue
             calls.append((fn, self._seat_call(fn, request.prompt, request.seed, tag)))
@@ -374,7 +374,7 @@ class EconArena(evals.Eval):
                      ) -> dict[tuple[int, int], Any]:
         """Seat calls of players in batch mode: put in the current wave, then each answer recorded as
         the synchronous path records it, in the call's own context (its seat tag); (run, seat) -> reply."""
-        assert self._waves is not None
+        assert self._rounds is not None
         lines, sent = [], []
         for fn, request, tag in batched:
             kwargs = self._call_kwargs(request.seed)
@@ -384,7 +384,7 @@ class EconArena(evals.Eval):
             sent.append(messages)
         replies: dict[tuple[int, int], Any] = {}
         fallback = []
-        for (fn, request, tag), messages, result in zip(batched, sent, self._waves.call(lines)):
+        for (fn, request, tag), messages, result in zip(batched, sent, self._rounds.call(lines)):
             key = request.key
             if isinstance(result, Answer):
                 answer = partial(fn.answer, messages, parsed(result.body), **{BATCH_ID: result.batch_id})

@@ -133,7 +133,7 @@ class Shell:
                         asked_s=progress_s)
 
     def batch_plan(self, estimate: Estimate, waves: Any) -> None:
-        """Some player is in batch mode (``calls.batches.Waves``): its plan, its batches in the lines."""
+        """Some player is in batch mode (``calls.batches.BatchRounds``): its plan, its batches in the lines."""
         print(f"econarena: plan: {self.name}: {estimate.batch_line()}", file=sys.stderr, flush=True)
         self.running_batches, self.answered_by_batch = waves.running, lambda: waves.answered
 

@@ -134,7 +134,7 @@ class Table:
 
 def play_in_process(table: Table, players: Mapping[str, Any]) -> None:
     """Drive ``table`` to its end with players that answer in this process: ``players[name].reply(text,
-    seed)`` gives the reply to a prompt's text (the built-in players of ``games.players``)."""
+    seed)`` gives the reply to a prompt's text (the built-in players of ``games.builtin``)."""
     while requests := table.wave():
         replies = {r.key: SeatReply(players[r.player].reply(prompt_text(r.prompt), r.seed)) for r in requests}
         for run in sorted({r.run for r in requests}):

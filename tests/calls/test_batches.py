@@ -11,7 +11,7 @@ import time
 from typing import Any, Optional
 
 from econarena_evals.calls import batches
-from econarena_evals.calls.batches import Answer, Line, LineFailed, Status, Waves, chunks, read_results
+from econarena_evals.calls.batches import Answer, Line, LineFailed, Status, BatchRounds, chunks, read_results
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.state import CallState
 
@@ -74,12 +74,12 @@ class MemoryAPI:
         return next((b for b, v in self.batches.items() if v["file"] == file_id), None)
 
 
-def waves(sessions: int, records: list, **kw: Any) -> Waves:
+def waves(sessions: int, records: list, **kw: Any) -> BatchRounds:
     policy = CallPolicy(max_attempts=kw.pop("max_attempts", 3), backoff_base_s=0.0)
-    return Waves(CallState(policy), sessions, 0.01, ENDPOINT, records.append, lambda line: None, **kw)
+    return BatchRounds(CallState(policy), sessions, 0.01, ENDPOINT, records.append, lambda line: None, **kw)
 
 
-def play(w: Waves, api: MemoryAPI, sessions: dict[str, list[str]]) -> dict[str, list[Any]]:
+def play(w: BatchRounds, api: MemoryAPI, sessions: dict[str, list[str]]) -> dict[str, list[Any]]:
     """Each session (a thread) puts its lines in the wave and waits, then leaves."""
     results: dict[str, list[Any]] = {}
 
@@ -308,7 +308,7 @@ def test_a_lost_output_file_sends_its_lines_again_once():
 
     said: list[str] = []
     api, records = Losing(), []
-    w = Waves(CallState(CallPolicy(max_attempts=3, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
+    w = BatchRounds(CallState(CallPolicy(max_attempts=3, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
     got = w.call([(api, Line(c, {})) for c in "ab"])
     assert [r.batch_id for r in got] == ["batch_1", "batch_1"]
     assert any("were paid, and are sent again in a new batch only if" in line for line in said)
@@ -382,7 +382,7 @@ def test_a_resume_buys_none_of_the_lines_already_bought_twice_and_stops_at_once_
 def test_lines_bought_twice_whose_answers_cannot_be_read_go_back_to_the_eval_when_it_may_call_live():
     api, records, said = Unreadable(), [], []
     api.fallback = True
-    w = Waves(CallState(CallPolicy(max_attempts=4, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
+    w = BatchRounds(CallState(CallPolicy(max_attempts=4, backoff_base_s=0.0)), 1, 0.01, ENDPOINT, records.append, said.append)
     got = w.call([(api, Line("a", {}))])
     assert len(api.batches) == 2 and not w.call_state.stopped.is_set()
     assert isinstance(got[0], LineFailed) and got[0].lost and got[0].transient  # the eval sends it live

@@ -13,7 +13,7 @@ from econarena_evals.fns.chat import ChatCompletionFn
 from econarena_evals.fns.completion_args import command_completion_args, decode_value
 from econarena_evals.fns.identity import condition_args, endpoint_label, from_spec, player_name
 from econarena_evals.log.evallog import read_log
-from econarena_evals.report.conditions import column_name
+from econarena_evals.report.columns import column_name
 from econarena_evals.run.conditions import condition_of
 
 from conftest import REGISTRY, base_env, cli, run_cli

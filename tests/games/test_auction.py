@@ -3,7 +3,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.games import second_price as auction
+from econarena_evals.games import auction
 
 PLAYERS = ["p"] * 5
 

@@ -104,7 +104,7 @@ def test_no_game_name_or_field_outside_games():
 def test_the_scan_sees_what_it_looks_for():
     """The check can fail: the words are the ones the issue names, and a module spelling them is caught."""
     words = game_words()
-    assert {"beauty", "auction", "first_price", "second_price", "c_bar", "prize", "assets", "fee", "values",
+    assert {"beauty", "auction", "first_price", "c_bar", "prize", "assets", "fee", "values",
             "past_averages", "past_bids", "values_from", "value_mean", "target", "price"} <= set(words)
     source = ('x = event["c_bar"]\ny = facts.past_bids\nif game == "beauty":\n    pass\n'
               'def f(assets): return d.values(), Thread(target=f)\n')

@@ -11,7 +11,7 @@ from econarena_evals.log.format import LOG_FORMAT, PLAYERS_EVENT
 
 from conftest import REGISTRY, base_env, cli, run_cli
 
-OLD_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "oldlogs"
+OLD_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "old_logs" / "9b70382"
 
 
 @pytest.mark.e2e

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econarena_evals.core.prompts import ANSWER_FORMAT, fmt, messages
-from econarena_evals.games import beauty, first_price, second_price
+from econarena_evals.games import auction, beauty, first_price
 from econarena_evals.integration.recorder import _plainly_storable, write_events_quickly
 from econarena_evals.log.format import RUN_EVENT, SEAT_TAG
 
@@ -122,9 +122,9 @@ def test_an_auction_prompt_is_the_template_formatted_whole(seat, n, run, runs, v
                               past=shown) == messages(first_price.TEMPLATE.format(
                                   **common, mean=fmt(mean), sd=fmt(sd), lo=fmt(lo), hi=fmt(hi),
                                   payment=first_price.PAYMENT.format(assets=fmt(assets))))
-    assert second_price.prompt(seat=seat, n=n, run=run, runs=runs, value=value, assets=assets, fee=fee,
-                               past=shown) == messages(second_price.TEMPLATE.format(
-                                   **common, payment=second_price.PAYMENT.format(assets=fmt(assets))))
+    assert auction.prompt(seat=seat, n=n, run=run, runs=runs, value=value, assets=assets, fee=fee,
+                               past=shown) == messages(auction.TEMPLATE.format(
+                                   **common, payment=auction.PAYMENT.format(assets=fmt(assets))))
 
 
 def test_an_int_and_a_float_of_one_value_keep_their_own_prompts():

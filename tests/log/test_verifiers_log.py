@@ -12,7 +12,7 @@ from pathlib import Path
 from econarena_evals.core.prompts import prompt_text
 from econarena_evals.games import cell as make_cell
 from econarena_evals.games import draw_session
-from econarena_evals.games.players import LevelKPlayer
+from econarena_evals.games.builtin import LevelKPlayer
 from econarena_evals.log.evallog import find_logs, read_log, status_of
 from econarena_evals.log.format import session_fields
 from econarena_evals.log.jsonl import MAX_LINE_BYTES

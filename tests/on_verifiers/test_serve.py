@@ -14,7 +14,7 @@ import pytest
 from econarena_evals.core.prompts import prompt_text
 from econarena_evals.games import cell as make_cell
 from econarena_evals.games import draw_session
-from econarena_evals.games.players import LevelKPlayer, NashPlayer
+from econarena_evals.games.builtin import LevelKPlayer, NashPlayer
 from econarena_evals.score.table import Table
 
 from conftest import cli

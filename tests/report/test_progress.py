@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from econarena_evals.report.progress import Progress
+from econarena_evals.report.read_progress import Progress
 
 
 def test_a_line_when_one_is_due_naming_the_stage_files_and_bytes():

@@ -18,7 +18,7 @@ from report_logs import ENDPOINT, OLDLOGS, SCHEMA, chat_player, rows_of, write
 
 from econarena_evals.core.depth import TAU_MAX
 from econarena_evals.report import build, summary
-from econarena_evals.report.conditions import (
+from econarena_evals.report.columns import (
     NOTE_MAX,
     NOTES_MAX,
     column_label,

@@ -22,7 +22,7 @@ from econarena_evals.report.workers import Workers
 
 from conftest import ROOT
 
-OLD_LOGS = ROOT / "tests" / "fixtures" / "oldlogs"
+OLD_LOGS = ROOT / "tests" / "fixtures" / "old_logs" / "9b70382"
 
 
 def _same(a, b) -> bool:

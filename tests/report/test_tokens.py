@@ -22,7 +22,7 @@ A, B = "model-a", "model-b"  # two models at one table: each one's tokens are it
 ARENA = f"econarena/chat:{A},econarena/chat:{B}"
 COLUMN = f"beauty_L (vs econarena/chat:{B} @ 127.0.0.1:"  # then the server's port
 PRICE_IN, PRICE_OUT = 2.5, 10.0
-OLD_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "oldlogs"  # see tests/fixtures/README.md
+OLD_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "old_logs" / "9b70382"  # see tests/fixtures/README.md
 
 
 def without_usage(n: int, payload: dict) -> tuple[int, dict, dict]:
@@ -110,7 +110,7 @@ def test_old_logs_read_as_before_with_a_dash_for_the_tokens(tmp_path):
     shutil.copytree(OLD_LOGS, logs)
     out = run_cli([cli("econarena-summary"), str(logs), "--price-in", "1", "--price-out", "1"], base_env()).stdout
     # what the version that wrote the logs printed: every figure is computed the same today
-    before = [line for line in (OLD_LOGS.parent / "oldlogs.summary.txt").read_text().splitlines()
+    before = [line for line in (OLD_LOGS.parent / "9b70382.summary.txt").read_text().splitlines()
               if line.startswith("econarena/")]
     rows = {tuple(line.split()[:2]): means(line) for line in out.splitlines() if line.startswith("econarena/")}
     assert len(before) == 10 and len(rows) == 10

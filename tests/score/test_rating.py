@@ -1,7 +1,7 @@
 """The arena's rating: a planted order recovered, copies rated alike, intervals seeded.
 
-Each tournament is played in process (``score.arena.tournament``): the melee schedule seats built-in
-players (``games.players``) at tables of seats (``score.table.Table``) over sessions drawn as the
+Each tournament is played in process (``score.rating.tournament``): the melee schedule seats built-in
+players (``games.builtin``) at tables of seats (``score.table.Table``) over sessions drawn as the
 samples files are; no evals, no network.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from econarena_evals.games import cell as make_cell
-from econarena_evals.games.players import NashPlayer, NoisyBidder, OverbiddingBidder
-from econarena_evals.score.arena import head_to_head, rate, tables_of, tournament
+from econarena_evals.games.builtin import NashPlayer, NoisyBidder, OverbiddingBidder
+from econarena_evals.score.rating import head_to_head, rate, tables_of, tournament
 
 AUCTION = {"game": "auction"}  # auction_L's args: values int(N(50, 10)), assets 100, fee 10
 

@@ -1,4 +1,4 @@
-"""What inspect_ai's entry point (``econarena_evals = econarena_evals.on_inspect.registry``) loads:
+"""What inspect_ai's entry point (``econarena_evals = econarena_evals.on_inspect.entry``) loads:
 the ``econarena`` model provider, one task per cell, and ``cell``: any registry's cell by name."""
 from __future__ import annotations
 
