@@ -33,6 +33,7 @@ from typing import Any, Optional
 import yaml
 
 from .completion_args import prices_arg
+from .identity import CHAT_CLASS
 from .registry_files import builtin_players
 
 MAX_ROSTER_BYTES = 1024 * 1024  # a roster of a thousand models with their args is well under
@@ -82,7 +83,7 @@ class Roster:
                 args["api_key_env"] = p.api_key_env
             if p.prices is not None:  # for the plan line's cost; econarena/chat sends it nowhere
                 args["prices"] = {"input": p.prices[0], "output": p.prices[1]}
-            out[p.name] = {"class": "econarena_evals.fns.chat:ChatCompletionFn", "args": args}
+            out[p.name] = {"class": CHAT_CLASS, "args": args}
         return out
 
 
