@@ -520,7 +520,7 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     groups = list(result["overall_groups"])
     logs = browser.index
     counts = esc(counts_line(len(logs), len(players), len(columns), result.get("arena") or {}))
-    if not result["conditions"]:  # melee logs alone: their arena section, no empty tables of columns
+    if not result["conditions"] and result.get("arena"):  # melee logs alone: their arena section, no empty tables
         body = ["<h1>EconArena report</h1>", f'<p class="lead">{counts}</p>', f'<p class="note">{esc(NO_COLUMNS)}</p>',
                 '<nav><a href="#arena-ratings">Arena</a> <a href="#inputs">Inputs</a></nav>',
                 arena_html(result.get("arena") or {}), inputs_html(result)]

@@ -86,7 +86,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
                   + "; ".join(sorted({f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})" for d in partial_rows})),
                   ""]
     counts = counts_line(logs, len(players), len(columns), result.get("arena") or {})
-    if not result["conditions"]:  # melee logs alone: their arena section, no empty tables of columns
+    if not result["conditions"] and result.get("arena"):  # melee logs alone: their arena section, no empty tables
         return "\n".join(lines + [counts, "", NO_COLUMNS, ""] + inputs_md(result)) + "\n"
     lines += [counts + " Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
