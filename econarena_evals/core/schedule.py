@@ -18,7 +18,8 @@ meetings falls, and where that leaves pairs outside the band of one around their
 annealing goes on from there; last, each table's seats are given out so that each player's seat
 positions even out, and any player still two apart in two positions is mended by swapping seats
 along a chain of tables (de Werra's equitable colouring: it always exists). Pure Python, no I/O:
-the same arguments give the same schedule on every machine.
+the same arguments give the same schedule on every machine and every Python version (no draw
+depends on the order a ``set`` lists its members in: ``_TableSet``).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import hashlib
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 # what a pair meeting outside the band of one around the mean costs the search, per step out,
 # squared, beyond its squared distance from the mean
@@ -198,16 +199,11 @@ def _first_search(tables: list[list[int]], players: int, rng: random.Random) -> 
     the band stay the same; ``_even_pairs`` takes over where it does not). Swap players between tables
     (each keeps its number of seats) while the sum of squared pair meetings falls, or stays (a sideways
     step, half the time), until every pair is within one of the mean or the search's budget is spent.
-    True if it got there. Half the swaps are aimed: a pair that meets too often is
-    parted, one that meets too seldom brought together. Tables hold distinct players here."""
-    meet = [[0] * players for _ in range(players)]
-    at: list[set[int]] = [set() for _ in range(players)]  # the tables each player sits at
-    for t, members in enumerate(tables):
-        for a in members:
-            at[a].add(t)
-            for b in members:
-                if a != b:
-                    meet[a][b] += 1
+    True if it got there. Half the swaps are aimed: a pair that meets too often is parted, one that
+    meets too seldom brought together. Tables hold distinct players here. Its aimed swaps draw from
+    the tables two players share (or one has and not the other) in the order CPython 3.10 and later
+    list such a set (``_TableSet``), on every Python version: its schedules stay those of those versions."""
+    meet, at = _meetings(tables, players, _TableSet)
     seats = len(tables[0])
     mean = len(tables) * seats * (seats - 1) / (players * (players - 1))
     low, high = math.ceil(mean - 1 - 1e-9), math.floor(mean + 1 + 1e-9)
@@ -219,41 +215,18 @@ def _first_search(tables: list[list[int]], players: int, rng: random.Random) -> 
             bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
             if not bad:
                 return True
-        move = _aimed(tables, at, meet, rng.choice(bad), high, rng) if rng.random() < 0.5 else None
-        if move is None:
-            t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
-            a, b = rng.choice(tables[t1]), rng.choice(tables[t2])
-        else:
-            t1, a, t2, b = move
-        if t1 == t2 or t2 in at[a] or t1 in at[b]:
+        swap = _proposed(tables, at, meet, bad, high, rng, _TableSet.common, _TableSet.only)
+        if swap is None:
             continue
-        # a leaves t1 for t2, b leaves t2 for t1: how each pair's meetings change (a player at both
-        # tables meets a and b either way), and what that does to the sum of their squares
-        change: dict[tuple[int, int], int] = {}
-        for x in tables[t1]:
-            if x != a:
-                change[(a, x)] = change.get((a, x), 0) - 1
-                change[(b, x)] = change.get((b, x), 0) + 1
-        for y in tables[t2]:
-            if y != b:
-                change[(b, y)] = change.get((b, y), 0) - 1
-                change[(a, y)] = change.get((a, y), 0) + 1
+        # what the swap does to the sum of the squares of the pairs' meetings
         delta = 0
-        for (u, v), d in change.items():
+        for (u, v), d in swap[4].items():
             if d:
                 m = meet[u][v]
                 delta += 2 * m * d + d * d
         if delta > 0 or (delta == 0 and rng.random() < 0.5):
             continue
-        for (u, v), d in change.items():
-            meet[u][v] += d
-            meet[v][u] += d
-        tables[t1][tables[t1].index(a)] = b
-        tables[t2][tables[t2].index(b)] = a
-        at[a].remove(t1)
-        at[a].add(t2)
-        at[b].remove(t2)
-        at[b].add(t1)
+        _swap(tables, at, meet, *swap)
     return False
 
 
@@ -264,17 +237,11 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
     sum of squared distances from the mean, where a meeting outside the band of one costs
     ``OUT_OF_BAND`` more per step out (a sum of squares alone stalls in local minima with a few pairs
     two off). Worse swaps are taken with a chance that falls as the search goes on. Half the swaps
-    are aimed: a pair that meets too often is parted, one that meets too seldom brought together.
-    The best state looked at is kept. Tables hold distinct players here. Returns (every pair in the
-    band, the cost of the tables left); ``steps=0`` only says so of the tables as they are."""
-    meet = [[0] * players for _ in range(players)]
-    at: list[set[int]] = [set() for _ in range(players)]  # the tables each player sits at
-    for t, members in enumerate(tables):
-        for a in members:
-            at[a].add(t)
-            for b in members:
-                if a != b:
-                    meet[a][b] += 1
+    are aimed: a pair that meets too often is parted, one that meets too seldom brought together
+    (drawing from the tables in sorted order). The best state looked at is kept. Tables hold distinct
+    players here. Returns (every pair in the band, the cost of the tables left); ``steps=0`` only says
+    so of the tables as they are."""
+    meet, at = _meetings(tables, players, set)
     seats = len(tables[0])
     mean = len(tables) * seats * (seats - 1) / (players * (players - 1))
     low, high = math.ceil(mean - 1 - 1e-9), math.floor(mean + 1 + 1e-9)
@@ -298,27 +265,11 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
                 return True, total
             if total < best - 1e-9:  # looked at now and then: a copy at every better step costs too much
                 best, best_tables = total, [list(t) for t in tables]
-        move = _aimed(tables, at, meet, rng.choice(bad), high, rng) if rng.random() < 0.5 else None
-        if move is None:
-            t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
-            a, b = rng.choice(tables[t1]), rng.choice(tables[t2])
-        else:
-            t1, a, t2, b = move
-        if t1 == t2 or t2 in at[a] or t1 in at[b]:
+        swap = _proposed(tables, at, meet, bad, high, rng, _sorted_common, _sorted_only)
+        if swap is None:
             continue
-        # a leaves t1 for t2, b leaves t2 for t1: how each pair's meetings change (a player at both
-        # tables meets a and b either way), and what that does to the cost
-        change: dict[tuple[int, int], int] = {}
-        for x in tables[t1]:
-            if x != a:
-                change[(a, x)] = change.get((a, x), 0) - 1
-                change[(b, x)] = change.get((b, x), 0) + 1
-        for y in tables[t2]:
-            if y != b:
-                change[(b, y)] = change.get((b, y), 0) - 1
-                change[(a, y)] = change.get((a, y), 0) + 1
         delta = 0.0
-        for (u, v), d in change.items():
+        for (u, v), d in swap[4].items():
             if d:
                 delta += cost(meet[u][v] + d) - cost(meet[u][v])
         heat = 0.6 * (1 - step / steps) + 0.02  # falls from 0.62 to 0.02 over the budget
@@ -326,39 +277,226 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
             continue
         if delta == 0 and rng.random() < 0.5:
             continue
-        for (u, v), d in change.items():
-            meet[u][v] += d
-            meet[v][u] += d
-        tables[t1][tables[t1].index(a)] = b
-        tables[t2][tables[t2].index(b)] = a
-        at[a].remove(t1)
-        at[a].add(t2)
-        at[b].remove(t2)
-        at[b].add(t1)
+        _swap(tables, at, meet, *swap)
         total += delta
     if total > best + 1e-9:
         tables[:] = best_tables
     return False, min(total, best)
 
 
-def _aimed(tables: list[list[int]], at: list[set[int]], meet: list[list[int]], pair: tuple[int, int], high: int,
-           rng: random.Random) -> Optional[tuple[int, int, int, int]]:
+Listing = Callable[[Any, Any], list[int]]  # (x, y) -> the tables of x & y, or of x - y, in a set order
+
+
+def _meetings(tables: list[list[int]], players: int, new_set: Callable[[], Any]) -> tuple[list[list[int]], list[Any]]:
+    """([a][b] -> the tables a and b share, [a] -> the set of tables a sits at, made by ``new_set``)."""
+    meet = [[0] * players for _ in range(players)]
+    at = [new_set() for _ in range(players)]
+    for t, members in enumerate(tables):
+        for a in members:
+            at[a].add(t)
+            for b in members:
+                if a != b:
+                    meet[a][b] += 1
+    return meet, at
+
+
+def _proposed(tables: list[list[int]], at: list[Any], meet: list[list[int]], bad: list[tuple[int, int]], high: int,
+              rng: random.Random, common: Listing, only: Listing
+              ) -> Optional[tuple[int, int, int, int, dict[tuple[int, int], int]]]:
+    """A swap both searches weigh: (t1, a, t2, b, change), a leaving t1 for t2 and b t2 for t1, aimed
+    at a pair out of the band half the time (``common`` and ``only`` list the tables two players share,
+    or one has and the other not), else drawn at random; ``change``: how each pair's meetings change
+    (a player at both tables meets a and b either way). None: no swap to weigh this step."""
+    move = _aimed(tables, at, meet, rng.choice(bad), high, rng, common, only) if rng.random() < 0.5 else None
+    if move is None:
+        t1, t2 = rng.randrange(len(tables)), rng.randrange(len(tables))
+        a, b = rng.choice(tables[t1]), rng.choice(tables[t2])
+    else:
+        t1, a, t2, b = move
+    if t1 == t2 or t2 in at[a] or t1 in at[b]:
+        return None
+    change: dict[tuple[int, int], int] = {}
+    for x in tables[t1]:
+        if x != a:
+            change[(a, x)] = change.get((a, x), 0) - 1
+            change[(b, x)] = change.get((b, x), 0) + 1
+    for y in tables[t2]:
+        if y != b:
+            change[(b, y)] = change.get((b, y), 0) - 1
+            change[(a, y)] = change.get((a, y), 0) + 1
+    return t1, a, t2, b, change
+
+
+def _swap(tables: list[list[int]], at: list[Any], meet: list[list[int]], t1: int, a: int, t2: int, b: int,
+          change: dict[tuple[int, int], int]) -> None:
+    """Make the swap ``_proposed`` gave."""
+    for (u, v), d in change.items():
+        meet[u][v] += d
+        meet[v][u] += d
+    tables[t1][tables[t1].index(a)] = b
+    tables[t2][tables[t2].index(b)] = a
+    at[a].remove(t1)
+    at[a].add(t2)
+    at[b].remove(t2)
+    at[b].add(t1)
+
+
+def _aimed(tables: list[list[int]], at: list[Any], meet: list[list[int]], pair: tuple[int, int], high: int,
+           rng: random.Random, common: Listing, only: Listing) -> Optional[tuple[int, int, int, int]]:
     """A swap (t1, a, t2, b) for a pair out of balance: one of a pair that meets too often leaves a
     table of theirs; one of a pair that meets too seldom joins the other's table."""
     u, v = pair if rng.random() < 0.5 else pair[::-1]
     if meet[u][v] > high:
-        both = list(at[u] & at[v])
-        t1 = rng.choice(both)
+        t1 = rng.choice(common(at[u], at[v]))
         t2 = rng.randrange(len(tables))
         return t1, u, t2, rng.choice(tables[t2])
-    apart = list(at[v] - at[u])
+    apart = only(at[v], at[u])
     if not apart or not at[u]:
         return None
-    t1, t2 = rng.choice(list(at[u] - at[v]) or [-1]), rng.choice(apart)
+    t1, t2 = rng.choice(only(at[u], at[v]) or [-1]), rng.choice(apart)
     if t1 < 0:
         return None
     b = rng.choice(tables[t2])
     return (t1, u, t2, b) if b != v else None
+
+
+def _sorted_common(x: set[int], y: set[int]) -> list[int]:
+    return sorted(x & y)
+
+
+def _sorted_only(x: set[int], y: set[int]) -> list[int]:
+    return sorted(x - y)
+
+
+# CPython's set of ints: its table, probed as setobject.c does (a non-negative int is its own hash)
+LINEAR_PROBES, PERTURB_SHIFT, SET_MIN_SIZE = 9, 5, 8
+_DUMMY = -1  # a slot whose member was removed
+
+
+class _TableSet:
+    """A set of non-negative ints that lists its members in the order CPython 3.10 and later list a
+    ``set`` that went through the same adds and removes: their slots in its hash table. Python 3.9's
+    set put a member added after a removal elsewhere (it never took back a removed member's slot;
+    3.10 and later take the last such slot on the new member's probe path), so ``list(a & b)`` of
+    such sets differed between the versions, and with it which table a seeded draw picked."""
+
+    __slots__ = ("table", "fill", "members")
+
+    def __init__(self, items: Iterable[int] = ()) -> None:
+        self.table: list[Optional[int]] = [None] * SET_MIN_SIZE
+        self.fill = 0  # slots ever taken since the last resize: members and removed members
+        self.members: set[int] = set()
+        for x in items:
+            self.add(x)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __contains__(self, x: int) -> bool:
+        return x in self.members
+
+    def order(self) -> list[int]:
+        return [x for x in self.table if x is not None and x != _DUMMY]
+
+    def add(self, x: int) -> None:
+        if x in self.members:
+            return
+        self.members.add(x)
+        table, mask = self.table, len(self.table) - 1
+        j = x & mask
+        if table[j] is not None:  # else x's home slot is free: most adds
+            free = None  # the last removed member's slot on x's probe path: taken if the path reaches an empty one
+            for j in _probe(x, mask):
+                if table[j] is None:
+                    break
+                if table[j] == _DUMMY:
+                    free = j
+            if free is not None:
+                table[free] = x
+                return
+        table[j] = x
+        self.fill += 1
+        if self.fill * 5 >= mask * 3:
+            used = len(self.members)
+            self._resize(used * 2 if used > 50000 else used * 4)
+
+    def remove(self, x: int) -> None:
+        self.members.remove(x)
+        home = x & (len(self.table) - 1)
+        if self.table[home] == x:
+            self.table[home] = _DUMMY
+            return
+        for j in _probe(x, len(self.table) - 1):
+            if self.table[j] == x:
+                self.table[j] = _DUMMY
+                return
+
+    def _resize(self, least: int) -> None:
+        size = SET_MIN_SIZE
+        while size <= least:
+            size <<= 1
+        old, self.table = self.table, [None] * size
+        for x in old:
+            if x is not None and x != _DUMMY:
+                if self.table[x & (size - 1)] is None:
+                    self.table[x & (size - 1)] = x
+                    continue
+                for j in _probe(x, size - 1):
+                    if self.table[j] is None:
+                        self.table[j] = x
+                        break
+        self.fill = len(self.members)
+
+    @staticmethod
+    def common(x: "_TableSet", y: "_TableSet") -> list[int]:
+        """``list(x & y)`` as CPython orders it: the smaller set's members (y's at equal sizes) that the
+        other holds, in a new set."""
+        small, big = (y, x) if len(y) <= len(x) else (x, y)
+        return _listed([t for t in small.order() if t in big.members])
+
+    @staticmethod
+    def only(x: "_TableSet", y: "_TableSet") -> list[int]:
+        """``list(x - y)`` as CPython orders it where len(x) // 4 <= len(y), as in a schedule (every player
+        sits at q or q + 1 tables, q >= 1): x's members that y does not hold, in a new set."""
+        return _listed([t for t in x.order() if t not in y.members])
+
+
+def _listed(items: Sequence[int]) -> list[int]:
+    """``list(set())`` after adding ``items`` (distinct) in turn, as ``_TableSet`` lists it (the fast way:
+    a new set has no removed member's slot)."""
+    table: list[Optional[int]] = [None] * SET_MIN_SIZE
+    mask = SET_MIN_SIZE - 1
+    for n, x in enumerate(items, 1):
+        j = x & mask
+        if table[j] is not None:
+            for j in _probe(x, mask):
+                if table[j] is None:
+                    break
+        table[j] = x
+        if n * 5 >= mask * 3:  # as _TableSet.add: a new set's slots taken are its members
+            size = SET_MIN_SIZE
+            while size <= (n * 2 if n > 50000 else n * 4):
+                size <<= 1
+            old, table, mask = table, [None] * size, size - 1
+            for y in old:
+                if y is not None:
+                    k = y & mask
+                    if table[k] is not None:
+                        for k in _probe(y, mask):
+                            if table[k] is None:
+                                break
+                    table[k] = y
+    return [x for x in table if x is not None]
+
+
+def _probe(x: int, mask: int) -> Iterator[int]:
+    """The slots CPython's set looks at for ``x``, in turn: runs of up to ten from the home slot, then
+    perturbed jumps."""
+    i, perturb = x & mask, x
+    while True:
+        yield from range(i, i + (LINEAR_PROBES + 1 if i + LINEAR_PROBES <= mask else 1))
+        perturb >>= PERTURB_SHIFT
+        i = (i * 5 + 1 + perturb) & mask
 
 
 def _positions(tables: Sequence[Sequence[int]], players: int, seats: int, rng: random.Random) -> list[list[int]]:

@@ -28,7 +28,7 @@ from evals.record import record_sampling
 
 from ..calls import seat_call
 from ..calls.errors import NotACompletion, RetryNow
-from .completion_args import chat_arg_refusal, check_values, decode_args, keyword_names, typed_options
+from .completion_args import chat_arg_refusal, check_values, decode_args, keyword_names, prices_arg, typed_options
 from .reply_bytes import http_client as reply_bytes_client
 from .reply_bytes import said
 from .usage import usage_fields
@@ -163,6 +163,7 @@ class ChatCompletionFn(CompletionFn):
         batch_poll_s: Optional[float] = None,
         batch_fallback: Any = "no",
         registry: Any = None,
+        prices: Any = None,
         **extra_options: Any,
     ) -> None:
         self.model = model or azure_deployment or os.environ.get("ECONARENA_MODEL")
@@ -233,6 +234,8 @@ class ChatCompletionFn(CompletionFn):
         poll = check_values({"batch_poll_s": batch_poll_s})["batch_poll_s"]
         self.batch_poll_s = 60.0 if poll is None else float(poll)  # the longest pause between two looks
         self.batch_fallback = yes_no("batch_fallback", batch_fallback)  # lines no batch answered go synchronously
+        # {input: X, output: Y} per million tokens (a roster file's): the plan line's cost, never sent
+        self.prices: Optional[tuple[float, float]] = None if prices is None else prices_arg(prices)
 
     def request(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
         """The body of the chat completions request for these messages and eval kwargs."""

@@ -95,6 +95,19 @@ def check_values(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def prices_arg(value: Any) -> tuple[float, float]:
+    """A model's prices per million prompt and completion tokens, ``{input: X, output: Y}`` (one left
+    out: 0), as a roster file gives them and econarena/chat's ``prices`` arg carries them (for the
+    plan's cost, never sent); raises ValueError in one line."""
+    value = decode_value(value)
+    if not isinstance(value, Mapping) or set(map(str, value)) - {"input", "output"}:
+        raise ValueError("prices are {input: X, output: Y} per million tokens")
+    pair = [value.get(k, 0) for k in ("input", "output")]
+    if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0 for x in pair):
+        raise ValueError("prices input and output must be numbers >= 0")
+    return float(pair[0]), float(pair[1])
+
+
 _WORD = re.compile(r"[A-Za-z_]+")
 
 

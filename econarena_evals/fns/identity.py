@@ -35,9 +35,10 @@ CHAT_CLASSES = frozenset({CHAT_CLASS, "econarena_evals.chat:ChatCompletionFn"})
 # Completion args that say where the requests go or who pays: part of the endpoint, never of the
 # condition (the endpoint is shown next to the player instead).
 ENDPOINT_ARGS = frozenset({"api_base", "base_url", "api_key", "organization", "project", "api_version"})
-# Completion args that change how a call is made, not what is asked.
+# Completion args that change how a call is made, not what is asked (``prices``: what the plan line
+# prices a model's calls at, never sent).
 NEUTRAL_ARGS = frozenset({"request_timeout_s", "max_retries", "max_reply_mib", "n_ctx", "registry", "name",
-                          "batch", "batch_poll_s", "batch_fallback"})  # by batch or not, the same request
+                          "batch", "batch_poll_s", "batch_fallback", "prices"})  # by batch or not, the same request
 # A built-in player's own args, by class: they change its play, so they go into its name.
 PLAYER_OWN_ARGS = {
     "econarena_evals.fns.players:LevelKPlayer": ("k",),

@@ -6,7 +6,8 @@ turned into such entries: ``econarena-roster ROSTER.yaml --registry DIR`` writes
 environment variable and its args, and prints the ``oaieval`` roster and ``--registry_path`` that play it.
 From there every guarantee of a melee run holds as for completion fns named on the command line
 (each model its own lane, pace and breaker; resume; the log's names are the roster's). ``econarena-plan
-ROSTER.yaml CELL`` prices each model at its own prices. ::
+ROSTER.yaml CELL`` prices each model at its own prices, and so does the run's own plan (each entry
+carries its prices as econarena/chat's ``prices`` arg, which is never sent). ::
 
     players:
       - name: lab/gpt-4o                    # the player's name in the logs and the report
@@ -23,7 +24,6 @@ line numbers), every field typed and bounded, a bad entry named with its line, i
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -32,6 +32,8 @@ from typing import Any, Optional
 
 import yaml
 
+from .completion_args import prices_arg
+from .identity import CHAT_CLASS
 from .registry_files import builtin_players
 
 MAX_ROSTER_BYTES = 1024 * 1024  # a roster of a thousand models with their args is well under
@@ -40,7 +42,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,99}$")  # no comma: oaieval
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MODEL_KEYS = {"name", "model", "base_url", "api_key_env", "args", "prices"}
 # args the entry's own fields set, and the key itself, which a versioned file must never hold
-RESERVED_ARGS = {"model", "api_base", "api_key", "api_key_env", "azure_endpoint", "registry"}
+RESERVED_ARGS = {"model", "api_base", "api_key", "api_key_env", "azure_endpoint", "registry", "prices"}
 SECRET_WORDS = re.compile(r"(^|_)(key|secret|token|password)$", re.I)
 
 
@@ -79,7 +81,9 @@ class Roster:
                 args["api_base"] = p.base_url
             if p.api_key_env is not None:
                 args["api_key_env"] = p.api_key_env
-            out[p.name] = {"class": "econarena_evals.fns.chat:ChatCompletionFn", "args": args}
+            if p.prices is not None:  # for the plan line's cost; econarena/chat sends it nowhere
+                args["prices"] = {"input": p.prices[0], "output": p.prices[1]}
+            out[p.name] = {"class": CHAT_CLASS, "args": args}
         return out
 
 
@@ -94,12 +98,6 @@ def _lines(text: str) -> list[int]:
             if isinstance(key, yaml.ScalarNode) and key.value == "players" and isinstance(value, yaml.SequenceNode):
                 return [item.start_mark.line + 1 for item in value.value]
     return []
-
-
-def _number(value: Any) -> Optional[float]:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return None
-    return float(value)
 
 
 def _player(item: Any, line: int, builtins: set[str]) -> Player:
@@ -152,12 +150,12 @@ def _player(item: Any, line: int, builtins: set[str]) -> Player:
     given = item.get("prices")
     priced: Optional[tuple[float, float]] = None
     if given is not None:
-        if not isinstance(given, dict) or set(map(str, given)) - {"input", "output"}:
+        if not isinstance(given, dict):  # a text would be read as JSON by the arg: here it is no mapping
             raise RosterError(f"{at}: prices are {{input: X, output: Y}} per million tokens")
-        pin, pout = _number(given.get("input", 0)), _number(given.get("output", 0))
-        if pin is None or pout is None:
-            raise RosterError(f"{at}: prices input and output must be numbers >= 0")
-        priced = (pin, pout)
+        try:
+            priced = prices_arg(given)
+        except ValueError as exc:
+            raise RosterError(f"{at}: {exc}") from None
     return Player(name, line, model, base_url, key_env, dict(args), priced)
 
 

@@ -25,6 +25,25 @@ LEGEND = (f"Plackett-Luce rating over each run's ranking by payoff (log strength
           "player sat at (docs/arena.md).")
 
 
+SECTION = "Arena: melee tournaments"  # the section's title
+# where the logs are melee tournaments alone: said in place of the columns' tables, which would be empty
+NO_COLUMNS = ("No log of a self-play, arena or opponent cell, so no table of columns (leaderboard, metrics, rule "
+              "breaks, sessions, plots): melee tournaments alone, each rated in the arena section.")
+
+
+def counts_line(logs: int, players: int, columns: int, arena: Mapping[str, Any]) -> str:
+    """The report's count of what it read: ``logs`` of columns (self-play, arena and opponent cells) with
+    their ``players`` and ``columns``, and the melee logs of ``arena`` (``section``), counted apart."""
+    if not arena:
+        return f"{logs} log(s), {players} player(s), {columns} column(s)."
+    melee = sum(1 + len(entry.get("left_out") or []) for entry in arena.values())
+    rated = len({p["player"] for entry in arena.values() for p in entry["players"]})
+    cells = (f"{logs} of self-play, arena or opponent cells ({players} player(s), {columns} column(s))" if logs
+             else "none of self-play, arena or opponent cells")
+    return (f"{logs + melee} log(s): {melee} of melee tournaments ({rated} player(s) rated in {len(arena)} "
+            f"tournament column(s), under {SECTION}), {cells}.")
+
+
 def is_melee(c: Chosen) -> bool:
     try:
         return melee_args(spec_args(c.log.spec)) is not None
@@ -128,7 +147,7 @@ def markdown(arena: Mapping[str, Any]) -> str:
     if not arena:
         return ""
     md = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = ["", "## Arena: melee tournaments", "", LEGEND, ""]
+    lines = ["", f"## {SECTION}", "", LEGEND, ""]
     for column, entry in arena.items():
         lines += [f"### {md(column)}", "", _tables_text(entry), "",
                   "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
@@ -151,7 +170,7 @@ def html_section(arena: Mapping[str, Any]) -> str:
     if not arena:
         return ""
     esc = html.escape
-    parts = ['<section class="part" id="arena"><h2 id="arena-ratings">Arena: melee tournaments</h2>',
+    parts = ['<section class="part" id="arena"><h2 id="arena-ratings">' + esc(SECTION) + "</h2>",
              f"<p>{esc(LEGEND)}</p>"]
     for column, entry in arena.items():
         parts.append(f"<h3>{esc(column)}</h3><p>{esc(_tables_text(entry))}</p><table><thead><tr>"

@@ -56,6 +56,7 @@ from .analysis import (
     player_items,
     players_of,
 )
+from .arena import NO_COLUMNS, counts_line
 from .arena import html_section as arena_html
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import RANK_HEAD, cell_text, cells_text, rank_text
@@ -518,9 +519,33 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
     columns = column_labels(result)
     groups = list(result["overall_groups"])
     logs = browser.index
+    counts = esc(counts_line(len(logs), len(players), len(columns), result.get("arena") or {}))
+    if not result["conditions"] and result.get("arena"):  # melee logs alone: their arena section, no empty tables
+        body = ["<h1>EconArena report</h1>", f'<p class="lead">{counts}</p>', f'<p class="note">{esc(NO_COLUMNS)}</p>',
+                '<nav><a href="#arena-ratings">Arena</a> <a href="#inputs">Inputs</a></nav>',
+                arena_html(result.get("arena") or {}), inputs_html(result)]
+    else:
+        body = columns_body(result, out, players, columns, groups, counts, limit, rb) + [inputs_html(result)]
+    script = asset("report.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+           "base-uri 'none'; form-action 'none'")
+    head = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            "<title>EconArena report</title><style>" + asset("report.css") + "</style></head><body>")
+    data = ['<script type="application/json" id="data">{"index":' + json_for_script(browser.index) + ',"blocks":[']
+    for i, block in enumerate(browser.blocks):  # base64: no character that could end the script block
+        data += [',"', block, '"'] if i else ['"', block, '"']
+    data.append('],"rb":' + json_for_script(rb) + ',"kinds":' + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
+    return [head, *body, *data, "<script>" + script + "</script></body></html>\n"]
+
+
+def columns_body(result: Mapping[str, Any], out: Path, players: Sequence[str], columns: Sequence[str],
+                 groups: Sequence[str], counts: str, limit: Optional[int], rb: Mapping[str, Any]) -> list[str]:
+    """The page's parts of the columns (self-play, arena and opponent cells) and the melee tournaments."""
     body = ["<h1>EconArena report</h1>", ranking_html(result.get("leaderboard")),
-            f"<p class=\"lead\">{len(logs)} log(s), {len(players)} player(s), "
-            f"{len(columns)} column(s). Each figure is the mean over finished sessions with a 95 % bootstrap "
+            f"<p class=\"lead\">{counts} Each figure is the mean over finished sessions with a 95 % bootstrap "
             f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Players are in the ranking's order in every "
             "table; click a column heading to sort by it.</p>"]
     place = {col: i for i, col in enumerate(columns)}
@@ -569,26 +594,18 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
                 '<label>session <select id="sb-session"></select></label></div>'
                 '<div id="sb-info"></div><div id="sb-grid"></div><div id="sb-detail"></div></section>')
     body.append('<section class="part">' + plots_html(out, result.get("plots") or {}) + "</section>")
+    return body
+
+
+def inputs_html(result: Mapping[str, Any]) -> str:
+    """The logs read, each with its player, status and notes."""
     inputs = [[(n.get("path") or n["file"], n.get("path") or n["file"]),
                (n.get("player") or "-", n.get("player") or ""),
                (n["status"], n["status"]), (redact_text(n["why"] or ""), None)] for n in inputs_in_order(result)]
     folder = result.get("inputs_folder")
-    body.append('<section class="part"><h2 id="inputs">Inputs</h2>'
-                + (f"<p>Logs under <code>{esc(folder)}</code>.</p>" if folder else "")
-                + _table(["log", "player", "status", "notes"], inputs) + "</section>")
-    script = asset("report.js")
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
-           "base-uri 'none'; form-action 'none'")
-    head = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<title>EconArena report</title><style>" + asset("report.css") + "</style></head><body>")
-    data = ['<script type="application/json" id="data">{"index":' + json_for_script(browser.index) + ',"blocks":[']
-    for i, block in enumerate(browser.blocks):  # base64: no character that could end the script block
-        data += [',"', block, '"'] if i else ['"', block, '"']
-    data.append('],"rb":' + json_for_script(rb) + ',"kinds":' + json_for_script(list(RULE_BREAK_KINDS)) + "}</script>")
-    return [head, *body, *data, "<script>" + script + "</script></body></html>\n"]
+    return ('<section class="part"><h2 id="inputs">Inputs</h2>'
+            + (f"<p>Logs under <code>{esc(folder)}</code>.</p>" if folder else "")
+            + _table(["log", "player", "status", "notes"], inputs) + "</section>")
 
 
 def write(result: Mapping[str, Any], out: Path, browser: tuple[Browser, dict[str, Any]],

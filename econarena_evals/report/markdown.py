@@ -30,6 +30,7 @@ from .analysis import (
     player_items,
     players_of,
 )
+from .arena import NO_COLUMNS, counts_line
 from .compute import CellFigures
 from .leaderboard import LEGEND, text_rows
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
@@ -90,7 +91,10 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
                       f"{md(d['column'])} ({md(Path(d['log']).name)}: {md(d['status'])})"
                       for d in sorted(partial_rows, key=lambda d: place.get(d["column"], len(place))))),
                   ""]
-    lines += [f"{logs} log(s), {len(players)} player(s), {len(columns)} column(s). Each figure is the mean over "
+    counts = counts_line(logs, len(players), len(columns), result.get("arena") or {})
+    if not result["conditions"] and result.get("arena"):  # melee logs alone: their arena section, no empty tables
+        return "\n".join(lines + [counts, "", NO_COLUMNS, ""] + inputs_md(result)) + "\n"
+    lines += [counts + " Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
               f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
               "split, and in brackets the arena roster and every arg that differs from the registry's defaults, "
@@ -149,12 +153,17 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
             lines.append(f"![{md(name)}]({name})")  # a plain file name (plot_file)
         lines.append("")
 
+    return "\n".join(lines + inputs_md(result)) + "\n"
+
+
+def inputs_md(result: dict[str, Any]) -> list[str]:
+    """The logs read, each with its player, status and notes."""
     folder = result.get("inputs_folder")
-    lines += ["## Inputs", ""] + ([f"Logs under {md(folder)}.", ""] if folder else [])
+    lines = ["## Inputs", ""] + ([f"Logs under {md(folder)}.", ""] if folder else [])
     lines += ["| log | player | status | notes |", "|---|---|---|---|"]
     lines += [md_row([md(n.get("path") or n["file"]), md(n.get("player") or "-"), md(n["status"]), md(n["why"] or "")])
               for n in inputs_in_order(result)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def columns_md(columns: Sequence[dict[str, Any]]) -> list[str]:

@@ -31,6 +31,7 @@ from ..run.resume_command import hint, resume_env
 from ..score.intervals import metric_interval
 from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
+from .arena import NO_COLUMNS, counts_line, is_melee
 from .arena import section as arena_section
 from .arena import text as arena_text
 from .compute import rows_of
@@ -307,12 +308,21 @@ def _main(argv: Optional[list[str]] = None) -> int:
     if opts.leaderboard:
         print(leaderboard_table(chosen))
         return 0
-    print(table(chosen))
-    print(legend(chosen))
-    if columns_legend(chosen):
-        print(columns_legend(chosen))
+    # a melee's roster is rated in its arena block (docs/arena.md), apart from the table of columns
+    columns, arena = [c for c in chosen if not is_melee(c)], arena_section(chosen)
+    if arena:
+        print(prose(counts_line(len({c.log.path for c in columns}),
+                                len({label for c in columns for label in c.labels}), len({c.column for c in columns}),
+                                arena)))
+    if columns:
+        print(table(columns))
+        print(legend(columns))
+        if columns_legend(columns):
+            print(columns_legend(columns))
+    else:
+        print(prose(NO_COLUMNS))
     print(tokens_table(chosen, prices_of(opts)))
-    melee = arena_text(arena_section(chosen))  # a melee's roster rated: docs/arena.md
+    melee = arena_text(arena)
     if melee:
         print(melee)
     problems = [(c, holes(c)) for c in chosen]

@@ -206,8 +206,11 @@ class EconArena(evals.Eval):
             estimate.completion_expected = sum(e.completion_expected for e in mine)
             if len({e.counted for e in mine}) > 1:
                 estimate.counted = "each model's own count"
+            # each model at the prices its fn carries (a roster file's), as econarena-plan prices it
+            prices = {name: fn.prices for name, (_, fn) in zip(self.player_names, self.roster)
+                      if getattr(fn, "prices", None) is not None}
             melee = melee_lines(self.player_names, models, each, len(self.schedule.tables), self.cell.seats,
-                                self.cell.runs)
+                                self.cell.runs, prices)
         estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
         # the built-in players' calls are made too (the progress line counts every answered call)
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)

@@ -1,6 +1,8 @@
 """The melee schedule: balanced as docs/arena.md states, and fixed by its seed."""
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,13 +58,14 @@ def test_pair_meetings_within_one_of_their_mean_where_the_design_allows(players,
 # design at all (9 players at 4 seats in 7 tables would be a covering of every pair, and 8 tables
 # are the fewest that cover it), the others the search does not find.
 NOT_REACHED = {(8, 4, 3), (9, 4, 3), (9, 5, 3), (10, 5, 4), (10, 6, 4), (11, 5, 3), (11, 5, 4), (11, 6, 3),
-               (11, 6, 5), (12, 5, 3), (12, 5, 4), (12, 6, 3), (12, 6, 4), (12, 6, 5), (12, 6, 9)}
+               (11, 6, 9), (12, 5, 3), (12, 5, 4), (12, 6, 3), (12, 6, 4), (12, 6, 5), (12, 6, 9)}
 
 
 @pytest.mark.parametrize("seats", [2, 3, 4, 5, 6])
 def test_pair_meetings_in_the_band_on_every_shape_whose_counts_allow_it(seats):
     """3 to 12 players, 1 to 10 tables each, more players than seats: wherever the counting conditions
-    allow every pair within one of the mean, the schedule reaches it, but for the listed shapes."""
+    allow every pair within one of the mean, the schedule reaches it, but for the listed shapes, which
+    it does not (the same on every Python version: the schedule is)."""
     allowed = 0
     for players in range(seats + 1, 13):
         for per_player in range(1, 11):
@@ -72,9 +75,8 @@ def test_pair_meetings_in_the_band_on_every_shape_whose_counts_allow_it(seats):
             low, high = pair_band(players, seats, per_player)
             meetings = schedule(players, seats, per_player, 20220722).pair_counts().values()
             reached = low <= min(meetings) and max(meetings) <= high
-            # docs/arena.md lists the misses (Python 3.11's: on 3.9 the annealing's schedule differs and
-            # reaches (12, 6, 9) too): one more miss is a page to update
-            assert reached or (players, seats, per_player) in NOT_REACHED, (players, seats, per_player)
+            # docs/arena.md lists the misses: one more, or one fewer, is a page to update
+            assert reached == ((players, seats, per_player) not in NOT_REACHED), (players, seats, per_player)
     assert allowed >= 30  # the grid is not empty under the conditions
 
 
@@ -102,6 +104,21 @@ def test_the_seed_fixes_the_schedule():
     assert schedule(9, 5, 6, 1) == schedule(9, 5, 6, 1)
     assert schedule(9, 5, 6, 1) != schedule(9, 5, 6, 2)
     assert schedule(9, 5, 6, "20220722") == schedule(9, 5, 6, "20220722")
+
+
+# sha256 of repr(tables), first 16 hex digits, as Python 3.11 drew them: the first three are the melee
+# logs' schedules since they were first written; the first search settles all but the last two, which
+# the annealing does. Python 3.9 drew the 4th to 6th and the last two otherwise, when the searches drew
+# from tables in the order a set listed them (3.9 listed a set with removed members otherwise).
+DRAWN = [((8, 5, 20, 20220722), "cf9f157a5f8e88e9"), ((10, 5, 20, 20220722), "d30c8e8492a7e2a2"),
+         ((50, 5, 20, 20220722), "28b25a2a17b9c2c1"), ((50, 5, 20, 1), "817825adad93c1ee"),
+         ((12, 3, 3, 20220722), "6b70b1f71c1d8a44"), ((11, 3, 4, 20220722), "e480c2e4421d026e"),
+         ((12, 6, 9, 20220722), "49bc0c4828533eec"), ((10, 6, 8, 20220722), "7880c4861b86230a")]
+
+
+@pytest.mark.parametrize("shape,digest", DRAWN)
+def test_the_schedule_is_the_same_on_every_python_version(shape, digest):
+    assert hashlib.sha256(repr(schedule(*shape).tables).encode()).hexdigest()[:16] == digest
 
 
 @pytest.mark.parametrize("players,seats,per_player", [(1, 5, 3), (3, 1, 3), (3, 5, 0)])

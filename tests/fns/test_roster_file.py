@@ -48,8 +48,9 @@ def test_a_roster_file_plays_each_model_on_its_own_endpoint_with_its_own_key(tmp
         written = (tmp_path / "reg" / "completion_fns" / "roster.yaml").read_text(encoding="utf-8")
         assert "LAB_KEY_A" in written and "secret" not in written  # the variable's name, never the key
         log = tmp_path / "melee.jsonl"
-        run_cli([cli("oaieval"), fns, "econarena.beauty_L_melee", "--registry_path", str(tmp_path / "reg"),
-                 "--extra_eval_params", "tables_per_player=2", "--record_path", str(log)], env, cwd=tmp_path)
+        ran = run_cli([cli("oaieval"), fns, "econarena.beauty_L_melee", "--registry_path", str(tmp_path / "reg"),
+                       "--extra_eval_params", "tables_per_player=2", "--record_path", str(log)], env, cwd=tmp_path)
+        said = [x.split("econarena: plan: ", 1)[1] for x in ran.stderr.splitlines() if "econarena: plan: " in x]
         asked = len(a.requests) + len(b.requests)
         asked_a = [r["body"] for r in a.requests if r["path"].endswith("/chat/completions")]  # the melee's
         asked_b = [r["body"] for r in b.requests if r["path"].endswith("/chat/completions")]
@@ -84,6 +85,14 @@ def test_a_roster_file_plays_each_model_on_its_own_endpoint_with_its_own_key(tmp
     beta = next(x for x in plan if ": lab/beta: " in x)
     assert f"lab/alpha: {len(asked_a)} seat calls to send at 2 tables" in alpha and "; cost ~" in alpha
     assert "; cost ~" in beta and any("the 2 models priced, in all: cost ~" in x for x in plan)
+    # the run's own plan, before its first call, prices each model as econarena-plan does (the roster's
+    # prices in the registry entry econarena-roster wrote), under the name the log gives it
+    for name, model, line in (("lab/alpha", "alpha-1", alpha), ("lab/beta", "beta-2", beta)):
+        (own,) = [x for x in said if f": {name}:{model}: " in x]
+        assert own.split(f": {name}:{model}: ", 1)[1] == line.split(f": {name}: ", 1)[1]
+    in_all = [x for x in plan if "the 2 models priced, in all: cost ~" in x]
+    assert in_all and in_all == [x for x in said if "the 2 models priced, in all: " in x]
+    assert not any("cost" in x for x in said if "built-in players, answered in process" in x)
 
 
 BAD = [
@@ -148,3 +157,15 @@ def test_the_key_variable_unset_is_named_not_guessed(monkeypatch):
         ChatCompletionFn(model="m", api_base="http://127.0.0.1:9/v1", api_key_env="LAB_KEY_NONE")
     monkeypatch.setenv("LAB_KEY_SET", "sk-x")
     assert ChatCompletionFn(model="m", api_key_env="LAB_KEY_SET").api_key == "sk-x"
+
+
+def test_the_prices_arg_is_read_as_the_roster_file_reads_prices_and_never_sent():
+    from econarena_evals.fns.chat import ChatCompletionFn
+
+    fn = ChatCompletionFn(model="m", api_base="http://127.0.0.1:9/v1", prices='{"input": 2.5, "output": 10}')
+    assert fn.prices == (2.5, 10.0) and "prices" not in fn.request([{"role": "user", "content": "hi"}])
+    assert ChatCompletionFn(model="m", api_base="http://127.0.0.1:9/v1", prices={"output": 4}).prices == (0.0, 4.0)
+    for bad, message in (({"input": -1}, "must be numbers >= 0"), ({"in": 1}, "prices are {input: X, output: Y}"),
+                         ("cheap", "prices are {input: X, output: Y}")):
+        with pytest.raises(ValueError, match=message.replace("{", r"\{").replace("}", r"\}")):
+            ChatCompletionFn(model="m", api_base="http://127.0.0.1:9/v1", prices=bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from browser import browse
 
 from conftest import base_env, cli, run_cli
 
@@ -50,3 +51,30 @@ def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_colum
     run_cli([cli("econarena-report"), str(melee), "--out", str(tmp_path / "alone")], base_env(), cwd=tmp_path)
     alone = json.loads((tmp_path / "alone" / "report.json").read_text(encoding="utf-8"))
     assert alone["conditions"] == [] and alone["arena"][column]["players"] == players
+
+
+def test_a_report_of_melee_logs_alone_counts_them_and_shows_no_empty_table_of_columns(tmp_path):
+    """Melee logs alone (the README's offline arena, two cells): the report's first figures count them and
+    the players they rate, and no empty leaderboard, metric or session table stands before the arena."""
+    logs = tmp_path / "logs"
+    beauty = ["econarena/nash", "econarena/ch", "econarena/level2"]
+    for roster, cell in ((ROSTER, "auction_L_melee"), (beauty, "beauty_L_melee")):
+        run_cli([cli("oaieval"), ",".join(roster), f"econarena.{cell}", "--record_path", str(logs / f"{cell}.jsonl"),
+                 "--extra_eval_params", "tables_per_player=2"], base_env(), cwd=tmp_path)
+    rated = len(set(ROSTER) | set(beauty))  # 7: econarena/ch plays the beauty contest alone, the others both
+    said = (f"2 log(s): 2 of melee tournaments ({rated} player(s) rated in 2 tournament column(s), under Arena: "
+            "melee tournaments), none of self-play, arena or opponent cells.")
+    no_columns = "No log of a self-play, arena or opponent cell, so no table of columns"
+    out = tmp_path / "report"
+    run_cli([cli("econarena-report"), str(logs), "--out", str(out)], base_env(), cwd=tmp_path)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert said in md and no_columns in md and md.count("\n### auction_L_melee") == 1
+    assert "## Leaderboard" not in md and "## rationality" not in md and "## Plots" not in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert f'<p class="lead">{said}</p>' in page and no_columns in page and 'id="arena"' in page
+    assert 'id="leaderboard"' not in page and 'id="sessions"' not in page and all(p in page for p in ROSTER + beauty)
+    assert 'data-ready="1"' in browse(out / "report.html")  # the page's script ran to its end without a browser
+    summary = run_cli([cli("econarena-summary"), str(logs)], base_env(), cwd=tmp_path).stdout
+    flat = " ".join(summary.split())
+    assert flat.startswith(said) and no_columns in flat
+    assert "sessions  errored  status" not in summary and summary.count("\narena ") == 2

@@ -81,6 +81,11 @@
     });
   });
 
+  // melee logs alone: the page has their arena section, and no sessions or rule breaks to show
+  if (!document.getElementById("sessions")) {
+    document.body.setAttribute("data-ready", "1");
+    return;
+  }
   // ---- session browser ----
   var colSel = document.getElementById("sb-col"), playerSel = document.getElementById("sb-player"),
       sessSel = document.getElementById("sb-session"), info = document.getElementById("sb-info"),
