@@ -80,9 +80,10 @@ def suite(f: dict, counts: Dict[str, int]) -> str:
 
 def suite_build(f: dict, counts: Dict[str, int]) -> str:
     b = f["figures"]["suite_build"]
-    return (f"The README's test command as a whole: {b['with_build']} on a fresh clone, the "
-            f"real model's server built first (llama.cpp from source, once, its own step with progress lines; "
-            f"cached in `~/.cache/econarena-evals`), and {b['without_build']} with it cached.")
+    return (f"The README's test command as a whole, on a fresh machine: first the real model's server is built "
+            f"(llama.cpp from source, once, its own step with progress lines; cached in "
+            f"`~/.cache/econarena-evals`): {b['build']} (`{b['build_command']}`); then the suite, "
+            f"{b['without_build']}. With the server cached, only the suite.")
 
 
 def _minutes(text: str) -> Tuple[int, int]:

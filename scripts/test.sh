@@ -3,8 +3,8 @@
 # minutes on a quiet 2-core machine with three workers: docs/benchmarks.md), in three steps that
 # each say what they do: the venv (scripts/setup.sh), the real model's server for
 # tests/test_local_model.py (scripts/local_model.sh setup: llama.cpp built from source the first
-# time, 7 to 30 minutes on 2 cores with its build's progress lines; nothing once cached in
-# ~/.cache/econarena-evals), then pytest, with a line per finished test file and one after any
+# time, 5 minutes on 2 free cores and about 20 on a busy one, with its build's progress lines;
+# nothing once cached in ~/.cache/econarena-evals), then pytest, with a line per finished test file and one after any
 # 30 s without one (tests/file_progress.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
