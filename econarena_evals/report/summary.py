@@ -33,7 +33,7 @@ from ..score.metrics import METRICS
 from .analysis import floors, nash_ceilings
 from .arena import section as arena_section
 from .arena import text as arena_text
-from .compute import rows_of
+from .compute import rows_of, work_out_intervals
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
 from .progress import Progress
@@ -160,6 +160,21 @@ def done_counts(log: EvalLog, expected: Optional[int]) -> str:
             f"{sent}")
 
 
+def table_intervals(chosen: list[Chosen]) -> list[tuple[list[float], str, str, str]]:
+    """The intervals ``table`` shows, as ``metric_interval``'s arguments (to be worked out ahead)."""
+    asked = []
+    for c in chosen:
+        report = figures(c.log)
+        for i, player in enumerate(c.players):
+            keys = [metric_key(m, player, c.players) for m in METRICS]
+            if i > 0 and report.get(keys[0]) is None:
+                continue
+            for m, k in zip(METRICS, keys):
+                if isinstance(report.get(k), (int, float)):
+                    asked.append((session_values(c.log, player, m), c.column, player, m))
+    return asked
+
+
 def table(chosen: list[Chosen]) -> str:
     header = ["player", "column"] + list(METRICS) + ["sessions", "errored", "status"]
     rows = [header]
@@ -177,10 +192,20 @@ def table(chosen: list[Chosen]) -> str:
     return layout(rows)
 
 
+def entries(chosen: list[Chosen]) -> list[Entry]:
+    """Every row of the chosen logs, as the leaderboard takes it."""
+    return [Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                  {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)]
+
+
+def leaderboard_intervals(chosen: list[Chosen]) -> list[tuple[list[float], str, str, str]]:
+    """The cells' intervals the leaderboard shows, as ``metric_interval``'s arguments (to be worked out ahead)."""
+    return [(e.eas_list, e.column, e.player, "eas") for e in entries(chosen) if e.eas_list]
+
+
 def leaderboard_table(chosen: list[Chosen]) -> str:
     """The leaderboard (``leaderboard``), as report.md's Ranking has it, and its legend."""
-    board = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
-                               {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)])
+    board = leaderboard(entries(chosen))
     if not board["rows"]:
         return "no model finished a session: no leaderboard"
     return layout(text_rows(board)) + "\n" + prose(LEADERBOARD_LEGEND.format(**board))
@@ -292,6 +317,8 @@ def _main(argv: Optional[list[str]] = None) -> int:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     with Workers(opts.workers) as workers:
         chosen, notes = select(paths, Progress("econarena-summary"), workers)
+        # the table's intervals (or the leaderboard's), worked out side by side while the workers are there
+        work_out_intervals(leaderboard_intervals(chosen) if opts.leaderboard else table_intervals(chosen), workers)
     for n in notes:
         if n["status"] in ("skipped", "superseded", UNREAD):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
