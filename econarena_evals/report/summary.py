@@ -239,17 +239,23 @@ def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
     return "\n".join(["", "tokens used:", layout(rows), prose(NOTE + " " + cost_note(prices))])
 
 
-def legend(chosen: list[Chosen]) -> str:
-    """One line under the table: what the columns mean, and where the EAS starts in these columns."""
+def first_of_columns(chosen: list[Chosen]) -> dict[str, Chosen]:
+    """The first log of each column: every log of a column holds the same sessions, one is enough for its floors."""
+    first: dict[str, Chosen] = {}
+    for c in chosen:
+        first.setdefault(c.column, c)
+    return first
+
+
+def legend(chosen: list[Chosen], floors_of: Optional[dict[str, dict[str, Any]]] = None) -> str:
+    """One line under the table: what the columns mean, and where the EAS starts in these columns
+    (``floors_of``: each column's ``floors``, if worked out already)."""
     seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
     share = ", ".join(f"{1 / n:.3f}" for n in seats)
     lows: dict[str, list[float]] = {"rule_break": [], "random": []}
     nash: dict[bool, list[float]] = {True: [], False: []}  # by whether it is the column's ceiling
-    first_of_column = {}  # every log of a column holds the same sessions: one is enough
-    for c in chosen:
-        first_of_column.setdefault(c.column, c)
-    for c in first_of_column.values():
-        column_floors = floors(c.log)
+    for column, c in first_of_columns(chosen).items():
+        column_floors = floors_of[column] if floors_of is not None else floors(c.log)
         eas = column_floors["eas"]
         for k in lows:
             if eas.get(k) is not None:
@@ -317,8 +323,12 @@ def _main(argv: Optional[list[str]] = None) -> int:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     with Workers(opts.workers) as workers:
         chosen, notes = select(paths, Progress("econarena-summary"), workers)
-        # the table's intervals (or the leaderboard's), worked out side by side while the workers are there
+        # the legend's floors and the table's intervals (or the leaderboard's), worked out side by side
+        # while the workers are there
+        floors_asked = {} if opts.leaderboard else {
+            column: workers.submit(floors, c.log) for column, c in first_of_columns(chosen).items()}
         work_out_intervals(leaderboard_intervals(chosen) if opts.leaderboard else table_intervals(chosen), workers)
+        floors_of = {column: task.get() for column, task in floors_asked.items()}
     for n in notes:
         if n["status"] in ("skipped", "superseded", UNREAD):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
@@ -333,7 +343,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
         print(leaderboard_table(chosen))
         return 0
     print(table(chosen))
-    print(legend(chosen))
+    print(legend(chosen, floors_of))
     if columns_legend(chosen):
         print(columns_legend(chosen))
     print(tokens_table(chosen, prices_of(opts)))
