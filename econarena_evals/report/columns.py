@@ -33,12 +33,20 @@ def column_completion_notes(cond: Condition, short: bool = False) -> str:
 # ---- registry defaults, for naming columns ----
 
 _defaults_cache: dict[tuple[str, str], Optional[dict[str, Any]]] = {}
+_packaged_roots: list[Path] = []
+
+
+def _packaged() -> list[Path]:
+    """``packaged_registries()``, looked up once: the report asks for a column's defaults thousands of times."""
+    if not _packaged_roots:
+        _packaged_roots.extend(packaged_registries())
+    return list(_packaged_roots)
 
 
 def registry_defaults(eval_name: str, registry_path: Optional[str] = None) -> Optional[dict[str, Any]]:
     """The args an eval has in the registry (YAML read with safe_load) as a condition holds them
     (``played_args``), or None if not found."""
-    roots = ([Path(registry_path)] if registry_path else []) + packaged_registries()
+    roots = ([Path(registry_path)] if registry_path else []) + _packaged()
     for root in roots:
         key = (str(root), eval_name)
         if key not in _defaults_cache:

@@ -18,7 +18,16 @@ from ..games import GAMES, GameReport, outcome_from_event, report_of
 from ..games.protocol import Reference
 from ..log.evallog import EvalLog
 from ..log.format import metric_key
-from ..score.intervals import BOOTSTRAP_SEED, metric_interval, rng_for, stratified_ci
+from ..score.intervals import (
+    BOOTSTRAP_SEED,
+    IntervalOf,
+    is_known,
+    metric_interval,
+    metric_intervals,
+    remember,
+    rng_for,
+    stratified_ci,
+)
 from ..score.metrics import METRICS, distance_to_ne
 from . import html as report_html
 from .analysis import comparisons, floors, nash_ceilings
@@ -79,6 +88,32 @@ class Computed:
     logs: int
 
 
+INTERVAL_BATCHES_PER_WORKER = 4  # batches of intervals each worker is given (``work_out_intervals``)
+
+
+def ask_intervals(asked: Sequence[IntervalOf], workers: Workers) -> list[tuple[list[IntervalOf], Any]]:
+    """Start the intervals of ``asked`` in the workers, side by side, in batches (with one worker: none);
+    ``take_intervals`` keeps them when they are needed."""
+    asked = [a for a in asked if len(a[0]) >= 2 and not is_known(*a)]
+    if workers.n <= 1 or not asked:
+        return []
+    size = -(-len(asked) // (workers.n * INTERVAL_BATCHES_PER_WORKER))
+    batches = [asked[i:i + size] for i in range(0, len(asked), size)]
+    return [(batch, workers.submit(metric_intervals, batch)) for batch in batches]
+
+
+def take_intervals(pending: Sequence[tuple[list[IntervalOf], Any]]) -> None:
+    """The intervals ``ask_intervals`` started, kept (``intervals.remember``): ``metric_interval`` answers
+    them at once, as it would have worked them out."""
+    for batch, task in pending:
+        remember(batch, task.get())
+
+
+def work_out_intervals(asked: Sequence[IntervalOf], workers: Workers) -> None:
+    """``ask_intervals`` and ``take_intervals``: the intervals worked out by the workers, and kept."""
+    take_intervals(ask_intervals(asked, workers))
+
+
 def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: Sequence[str],
             transcripts: Optional[int], prices: Prices = NO_PRICES, pairs: str = "auto",
             compare: Sequence[tuple[str, str]] = (), progress: Optional[Progress] = None,
@@ -105,6 +140,9 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
     for r in rows:
         eas_means[r.player].append(_mean_eas(r) if r.sessions else None)
     order = player_order(board, eas_means)  # every table's and every plot legend's order of the players
+    # the rows' intervals, worked out by the workers before they draw the plots
+    intervals = ask_intervals([([s[m] for s in c.sessions if s[m] is not None], c.column, c.player, m)
+                               for c in rows for m in METRICS], workers)
     figures_of_cells = cell_figures(logs, rows, references, order)
     if on_figures is not None:
         on_figures(figures_of_cells)
@@ -114,6 +152,7 @@ def compute(chosen: Sequence[Chosen], notes: list[dict[str, Any]], references: S
 
     result: dict[str, Any] = {"inputs": notes, "columns": columns_legend(chosen), "players": order,
                               "conditions": [], "overall": {}, "overall_groups": {}, "plots": {}}
+    take_intervals(intervals)
     for c in rows:
         metrics = {}
         for m in METRICS:

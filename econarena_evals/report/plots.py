@@ -100,9 +100,26 @@ def plot_convergence(cell: str, game: GameReport, series: dict[str, list[float]]
 
 
 def _written(drawn: tuple[Any, dict[str, Any]], path: Path) -> dict[str, Any]:
-    """A figure written to ``path`` and closed; what it shows."""
+    """A figure written to ``path`` and closed; what it shows.
+
+    The layout is made once, here, and the figure drawn once: given a layout engine, ``savefig`` draws
+    the figure a first time to make the layout and then again into the file (the same pixels either way).
+    The PNG is RGB: the figure is opaque, and an alpha channel of 255 everywhere only made the file
+    (and report.html, which embeds it) larger and slower to write."""
     fig, plotted = drawn
-    fig.savefig(path)
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    fig.canvas.draw()
+    import matplotlib
+    from PIL import Image, PngImagePlugin
+
+    width, height = fig.canvas.get_width_height(physical=True)
+    image = Image.frombuffer("RGBA", (width, height), fig.canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Software", f"Matplotlib version{matplotlib.__version__}, https://matplotlib.org/")
+    image.save(path, format="png", pnginfo=info, dpi=(fig.dpi, fig.dpi))
     _plt().close(fig)
     return plotted
 

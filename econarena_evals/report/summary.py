@@ -34,7 +34,7 @@ from .analysis import floors, nash_ceilings
 from .arena import NO_COLUMNS, counts_line, is_melee
 from .arena import section as arena_section
 from .arena import text as arena_text
-from .compute import rows_of
+from .compute import rows_of, work_out_intervals
 from .leaderboard import LEGEND as LEADERBOARD_LEGEND
 from .leaderboard import Entry, leaderboard, text_rows
 from .read_progress import Progress
@@ -161,6 +161,21 @@ def done_counts(log: EvalLog, expected: Optional[int]) -> str:
             f"{sent}")
 
 
+def table_intervals(chosen: list[Chosen]) -> list[tuple[list[float], str, str, str]]:
+    """The intervals ``table`` shows, as ``metric_interval``'s arguments (to be worked out ahead)."""
+    asked = []
+    for c in chosen:
+        report = figures(c.log)
+        for i, player in enumerate(c.players):
+            keys = [metric_key(m, player, c.players) for m in METRICS]
+            if i > 0 and report.get(keys[0]) is None:
+                continue
+            for m, k in zip(METRICS, keys):
+                if isinstance(report.get(k), (int, float)):
+                    asked.append((session_values(c.log, player, m), c.column, player, m))
+    return asked
+
+
 def table(chosen: list[Chosen]) -> str:
     header = ["player", "column"] + list(METRICS) + ["sessions", "errored", "status"]
     rows = [header]
@@ -178,10 +193,20 @@ def table(chosen: list[Chosen]) -> str:
     return layout(rows)
 
 
+def entries(chosen: list[Chosen]) -> list[Entry]:
+    """Every row of the chosen logs, as the leaderboard takes it."""
+    return [Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
+                  {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)]
+
+
+def leaderboard_intervals(chosen: list[Chosen]) -> list[tuple[list[float], str, str, str]]:
+    """The cells' intervals the leaderboard shows, as ``metric_interval``'s arguments (to be worked out ahead)."""
+    return [(e.eas_list, e.column, e.player, "eas") for e in entries(chosen) if e.eas_list]
+
+
 def leaderboard_table(chosen: list[Chosen]) -> str:
     """The leaderboard (``leaderboard``), as report.md's Ranking has it, and its legend."""
-    board = leaderboard([Entry(r.player, r.column, r.group, [s["eas"] for s in r.sessions],
-                               {k: v["eas"] for k, v in r.by_session.items()}) for c in chosen for r in rows_of(c)])
+    board = leaderboard(entries(chosen))
     if not board["rows"]:
         return "no model finished a session: no leaderboard"
     return layout(text_rows(board)) + "\n" + prose(LEADERBOARD_LEGEND.format(**board))
@@ -215,17 +240,23 @@ def tokens_table(chosen: list[Chosen], prices: Prices) -> str:
     return "\n".join(["", "tokens used:", layout(rows), prose(NOTE + " " + cost_note(prices))])
 
 
-def legend(chosen: list[Chosen]) -> str:
-    """One line under the table: what the columns mean, and where the EAS starts in these columns."""
+def first_of_columns(chosen: list[Chosen]) -> dict[str, Chosen]:
+    """The first log of each column: every log of a column holds the same sessions, one is enough for its floors."""
+    first: dict[str, Chosen] = {}
+    for c in chosen:
+        first.setdefault(c.column, c)
+    return first
+
+
+def legend(chosen: list[Chosen], floors_of: Optional[dict[str, dict[str, Any]]] = None) -> str:
+    """One line under the table: what the columns mean, and where the EAS starts in these columns
+    (``floors_of``: each column's ``floors``, if worked out already)."""
     seats = sorted({len(r["seats"]) for c in chosen for r in c.log.runs[:1]}) or [5]
     share = ", ".join(f"{1 / n:.3f}" for n in seats)
     lows: dict[str, list[float]] = {"rule_break": [], "random": []}
     nash: dict[bool, list[float]] = {True: [], False: []}  # by whether it is the column's ceiling
-    first_of_column = {}  # every log of a column holds the same sessions: one is enough
-    for c in chosen:
-        first_of_column.setdefault(c.column, c)
-    for c in first_of_column.values():
-        column_floors = floors(c.log)
+    for column, c in first_of_columns(chosen).items():
+        column_floors = floors_of[column] if floors_of is not None else floors(c.log)
         eas = column_floors["eas"]
         for k in lows:
             if eas.get(k) is not None:
@@ -295,6 +326,12 @@ def _main(argv: Optional[list[str]] = None) -> int:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
     with Workers(opts.workers) as workers:
         chosen, notes = select(paths, Progress("econarena-summary"), workers)
+        # the legend's floors and the table's intervals (or the leaderboard's), worked out side by side
+        # while the workers are there
+        floors_asked = {} if opts.leaderboard else {
+            column: workers.submit(floors, c.log) for column, c in first_of_columns(chosen).items()}
+        work_out_intervals(leaderboard_intervals(chosen) if opts.leaderboard else table_intervals(chosen), workers)
+        floors_of = {column: task.get() for column, task in floors_asked.items()}
     for n in notes:
         if n["status"] in ("skipped", "superseded", UNREAD):
             print(f"{n['file']}: {n['status']}: {n['why']}", file=sys.stderr)
@@ -316,7 +353,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
                                 arena)))
     if columns:
         print(table(columns))
-        print(legend(columns))
+        print(legend(columns, floors_of))
         if columns_legend(columns):
             print(columns_legend(columns))
     else:

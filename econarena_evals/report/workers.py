@@ -32,6 +32,12 @@ R = TypeVar("R")
 WHY_CHARS = 300
 # A task whose worker died is given to a new worker this many more times (``submit``'s ``retries``).
 RETRIES = 1
+# Tasks a worker holds at once: the one it works on and the next, waiting in its pipe, so that it goes on
+# to the next as soon as it has sent an answer, instead of idling until this process has taken the answer
+# (unpickled a whole log) and sent it another. Only a small task is sent ahead (a file to read): one that
+# fills the pipe could block this process while the worker blocks sending it an answer.
+HELD = 2
+AHEAD_BYTES = 8192
 
 
 class WorkerFailed(Exception):
@@ -99,10 +105,11 @@ class _Worker:
         self.process.start()
         there.close()
         self.conn: Connection = here
-        self.task: Optional[int] = None
+        # the tasks sent to it, in the order sent (and answered): the first is the one it works on
+        self.tasks: deque[int] = deque()
 
     def stop(self, kill: bool) -> None:
-        if kill or self.task is not None:
+        if kill or self.tasks:
             self.process.kill()
         else:
             try:
@@ -223,23 +230,27 @@ class Workers:
         return self._answers.pop(index)
 
     def _dispatch(self) -> None:
-        """Give waiting tasks to idle workers."""
-        for worker in self._workers:
-            if not self._queue:
-                return
-            if worker.task is None:
-                index = self._queue.popleft()
-                worker.task = index
-                try:
-                    worker.conn.send_bytes(self._payloads[index])
-                except OSError:  # it died idle: the task was not begun, so it goes to its successor
-                    self._queue.appendleft(index)
-                    self._replace(worker, died=False)
+        """Give waiting tasks to workers that hold fewer than ``HELD``: first to the idle ones."""
+        for held in range(HELD):
+            for worker in list(self._workers):
+                if not self._queue:
+                    return
+                if len(worker.tasks) == held:
+                    if held and len(self._payloads[self._queue[0]]) > AHEAD_BYTES:
+                        return
+                    index = self._queue.popleft()
+                    try:
+                        worker.conn.send_bytes(self._payloads[index])
+                    except OSError:  # it died: this task was not begun, so it goes to its successor
+                        self._queue.appendleft(index)
+                        self._replace(worker, died=bool(worker.tasks))
+                    else:
+                        worker.tasks.append(index)
 
     def _step(self) -> None:
         """Wait for one worker to answer or die, and take what it did."""
         self._dispatch()
-        busy = [w for w in self._workers if w.task is not None]
+        busy = [w for w in self._workers if w.tasks]
         if not busy:
             raise RuntimeError("a task was asked for that no worker holds")  # not reachable: every task is queued
         ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
@@ -251,14 +262,13 @@ class Workers:
         self._dispatch()
 
     def _take(self, worker: _Worker) -> None:
-        index = worker.task
-        assert index is not None
+        index = worker.tasks[0]
         try:
             data = worker.conn.recv_bytes()
         except (EOFError, OSError):  # died while answering
             self._replace(worker, died=True)
             return
-        worker.task = None
+        worker.tasks.popleft()
         try:
             answer = pickle.loads(data)
         except Exception as exc:
@@ -271,13 +281,17 @@ class Workers:
         self._tries.pop(index, None)
 
     def _replace(self, worker: _Worker, died: bool) -> None:
-        """A worker that died: its task (``died``: begun) fails or, given tries left, goes to the next
-        worker; a new worker takes its place."""
-        index, worker.task = worker.task, None
+        """A worker that died: the task it worked on (``died``: begun) fails or, given tries left, goes to
+        the next worker, and those it held but had not begun go back to the head of the queue, in their
+        order; a new worker takes its place."""
+        held = list(worker.tasks)
+        worker.tasks.clear()
+        index = held.pop(0) if held and died else None
+        self._queue.extendleft(reversed(held))
         worker.process.join()
         worker.conn.close()
         why = f"the worker process reading it died ({_death(worker.process)})"
-        if index is not None and died:
+        if index is not None:
             if self._tries.get(index, 0) > 0:
                 self._tries[index] -= 1
                 self._queue.appendleft(index)

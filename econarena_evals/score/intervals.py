@@ -49,6 +49,46 @@ def stratified_ci(groups: Sequence[Sequence[float]], rng: np.random.Generator) -
     return float(stats[_LOW]), float(stats[_HIGH])
 
 
+# Intervals worked out already: here, or ahead in worker processes (``metric_intervals``, ``remember``). The
+# same arguments give the same interval, so ``metric_interval`` answers from here (the report asks for a
+# row's EAS interval twice: the leaderboard's cell and the row's). Bounded: cleared past KNOWN_MAX.
+KNOWN_MAX = 200_000
+_known: dict[tuple[tuple[float, ...], str, str, str], tuple[float, float]] = {}
+
+
+def _key(values: Sequence[float], column: str, player: str, metric: str) -> tuple[tuple[float, ...], str, str, str]:
+    return tuple(values), column, player, metric
+
+
 def metric_interval(values: Sequence[float], column: str, player: str, metric: str) -> tuple[float, float]:
     """The interval of one metric of one player in one column."""
-    return bootstrap_ci(values, rng_for(column, player, metric))
+    if len(values) < 2:  # no resampling: the value itself is the answer
+        return bootstrap_ci(values, rng_for(column, player, metric))
+    key = _key(values, column, player, metric)
+    known = _known.get(key)
+    if known is None:
+        known = bootstrap_ci(values, rng_for(column, player, metric))
+        remember([(values, column, player, metric)], [known])
+    return known
+
+
+def is_known(values: Sequence[float], column: str, player: str, metric: str) -> bool:
+    """Whether ``metric_interval`` of these arguments is kept already (worked out here or remembered)."""
+    return len(values) >= 2 and _key(values, column, player, metric) in _known
+
+
+IntervalOf = tuple[Sequence[float], str, str, str]  # (values, column, player, metric): ``metric_interval``'s arguments
+
+
+def metric_intervals(asked: Sequence[IntervalOf]) -> list[tuple[float, float]]:
+    """``metric_interval`` of each of ``asked``: a batch that a worker process works out."""
+    return [metric_interval(*a) for a in asked]
+
+
+def remember(asked: Sequence[IntervalOf], answers: Sequence[tuple[float, float]]) -> None:
+    """Keep intervals worked out elsewhere (``metric_intervals`` in a worker), for ``metric_interval``."""
+    if len(_known) + len(asked) > KNOWN_MAX:
+        _known.clear()
+    for a, answer in zip(asked, answers):
+        if len(a[0]) >= 2:
+            _known[_key(*a)] = answer
