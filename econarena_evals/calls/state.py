@@ -3,7 +3,7 @@ the run starts), why the run stopped (if it did), the lanes, the players' breake
 calls in flight with its queue, and the worker threads.
 
 The run that owns it makes it and hands it down: ``run.eval`` (an oaieval run) to the dispatcher,
-the batch waves, the shell (stops, the progress line, the last lines) and the log's write guard;
+batch mode's rounds, the shell (stops, the progress line, the last lines) and the log's write guard;
 ``on_inspect.endpoint`` makes one per endpoint (inspect's front end), and the verifiers env one per
 env (``on_verifiers.plugin``), which its seats' endpoints share. There is no instance of it for the
 process: two runs in one process (in-process use, tests) share nothing, not a stop, not a lane.
