@@ -239,7 +239,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"args are not known: move them into {folder} if they ran with exactly these args (they are then "
               "kept or resumed), or elsewhere, and run again", file=sys.stderr)
         return exit_status.REFUSED
-    fresh = not folder.exists()
+    fresh, out_fresh = not folder.exists(), not opts.out.exists()
     folder.mkdir(parents=True, exist_ok=True)
     state_condition(folder, cond)
     print(f"econarena-run: logs of this condition go to {folder} ({CONDITION_FILE} there says what it is)",
@@ -250,6 +250,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if fresh and [p.name for p in folder.iterdir()] == [CONDITION_FILE]:  # nothing ran: nothing left
             (folder / CONDITION_FILE).unlink()
             folder.rmdir()
+            if out_fresh and not any(opts.out.iterdir()):  # nor the --out folder this run made
+                opts.out.rmdir()
 
 
 class RunSetDone:
@@ -304,28 +306,39 @@ def rerun_command(argv: Sequence[str], env: Mapping[str, str], argv0: str = PROG
     return " ".join(prefix + [redact_command(shlex.join([_program(argv0), *argv]))])
 
 
-def rerun_line(argv: Sequence[str], env: Mapping[str, str], logs: Sequence[Path], argv0: str = PROGRAM) -> str:
-    """The one line that closes a run whose evals errored or stopped: what to fix first, and the same
-    command again, which keeps what finished and resumes every eval that did not."""
-    down = False
+def endpoint_down(logs: Sequence[Path], every: bool = False) -> bool:
+    """Did the endpoint not answer at all: some errored session of these logs (``every``: every
+    session of them) says so?"""
+    said = []
     for path in logs:
         try:
             log = read_log(path)
         except (OSError, ValueError):
             continue
-        down = down or any(s.get("errored") and _ENDPOINT_DOWN.search(str(s.get("error") or ""))
-                           for s in log.sessions)
+        said += [bool(s.get("errored") and _ENDPOINT_DOWN.search(str(s.get("error") or ""))) for s in log.sessions]
+    return bool(said) and (all(said) if every else any(said))
+
+
+def rerun_line(argv: Sequence[str], env: Mapping[str, str], logs: Sequence[Path], argv0: str = PROGRAM,
+               not_played: int = 0) -> str:
+    """The one line that closes a run whose evals errored or stopped: what to fix first, and the same
+    command again, which keeps what finished and resumes every eval that did not (``not_played``: the
+    evals of the set it did not start, a dead endpoint having stopped it)."""
+    down = endpoint_down(logs)
     command = rerun_command(argv, env, argv0)
     first = ("the endpoint is not answering: fix it first (is the server up? is OPENAI_BASE_URL / api_base "
              "right?), then" if down else "see why above and fix it first, then")
     masked = (" (OPENAI_BASE_URL's user, password and query are masked as ***: set them as the run had them)"
               if "***" in command.split(PROGRAM, 1)[0] else "")  # the prefix's: a URL's secrets
-    return (f"econarena-run: {len(logs)} eval(s) errored or stopped; {first} run the same command again, which "
-            f"keeps every finished session and answered call and resumes every eval: {command}{masked}")
+    stopped = (f" (the set stopped there: the {not_played} eval(s) after it would have failed the same way)"
+               if not_played else "")
+    return (f"econarena-run: {len(logs)} eval(s) errored or stopped{stopped}; {first} run the same command again, "
+            f"which keeps every finished session and answered call and plays every eval not finished: "
+            f"{command}{masked}")
 
 
 def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str], folder: Path, oaieval: str) -> int:
-    worst = 0
+    worst, not_played = 0, 0
     done = RunSetDone()
     unfinished: list[Path] = []  # the logs of the evals that errored or failed: the same command resumes them
     for i, eval_name in enumerate(evals, 1):
@@ -361,6 +374,10 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
             print(f"econarena-run: oaieval was killed by signal {-status}: the set stops here; the same command "
                   f"again goes on from {eval_name}, resuming what was answered: {again}", file=sys.stderr)
             return 128 - status  # as a shell reports it (137 for kill -9)
+        if status == exit_status.REFUSED:  # a typo in the command: the same command would be refused again
+            print(f"econarena-run: oaieval refused {eval_name} (exit 2, the lines above say why): the set stops "
+                  "here and nothing of it was played; correct the command, then run it", file=sys.stderr)
+            return status
         if status in STOPS_THE_SET:
             print(f"econarena-run: oaieval exited {status}: the set stops here; the same command again goes on "
                   f"from {eval_name}, resuming what was answered: {again}", file=sys.stderr)
@@ -371,6 +388,9 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
             worst = 1
         if status != 0:
             unfinished.append(Path(target))
+        if status == exit_status.ERRORED and endpoint_down([Path(target)], every=True):
+            not_played = len(evals) - i  # each would wait out the same dead endpoint: stop, say it once
+            break
     print(file=sys.stderr)
     print(f"econarena-run: {done.line(opts.out)}", file=sys.stderr)
     # the table of just this folder's logs (a separate process: the report is a layer above the run)
@@ -381,7 +401,7 @@ def _run_set(opts: argparse.Namespace, passthrough: list[str], evals: list[str],
                     *(["--no-resume-hints"] if unfinished else [])])
     if unfinished:
         sys.stdout.flush()
-        print(rerun_line(opts.argv, os.environ, unfinished, opts.argv0), file=sys.stderr)
+        print(rerun_line(opts.argv, os.environ, unfinished, opts.argv0, not_played), file=sys.stderr)
     return worst
 
 

@@ -15,7 +15,7 @@ import pytest
 from econarena_evals.calls.concurrency import OPEN_WIDE
 
 from conftest import TEST_REGISTRY, base_env, cli, run_cli
-from openai_server import OpenAIServer
+from openai_server import Faults, OpenAIServer
 from policies import scripted
 
 pytestmark = pytest.mark.e2e  # every test here starts a process or a server
@@ -76,13 +76,31 @@ def test_the_closing_lines_say_what_this_run_did_apart_from_the_folders_total(tm
 
 
 def test_errored_sessions_go_on_to_the_next_eval_and_exit_3(tmp_path):
+    """Half the requests fail with a 500 and none is tried again: sessions error, the endpoint answers
+    the rest, so the set goes on to its next eval."""
+    server = OpenAIServer(scripted, models=("m",), faults=Faults(http_500=0.5, seed=1)).start()
+    try:
+        env = base_env() | {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        proc = run_cli([cli("econarena-run"), "econarena/chat:m", *TWO, "--out", str(tmp_path),
+                        "--max_samples", "1", "--extra_eval_params", "max_attempts=1"], env, returncode=3)
+    finally:
+        server.stop()
+    logs = sorted(folder_of(tmp_path, "econarena/chat:m").glob("*.jsonl"))
+    assert [p.stem for p in logs] == sorted(TWO_SET)
+    assert all(final_report(p)["errored_sessions"] == 1 for p in logs)
+    assert proc.stderr.count("econarena-run: [") == 2 and "the set stopped there" not in proc.stderr
+
+
+def test_a_dead_endpoint_stops_the_set_after_its_first_eval_and_exit_3(tmp_path):
+    """Nothing listens: the first eval errors every session with the endpoint presumed down, and the
+    evals after it, which would wait out the same dead endpoint, are not started."""
     env = base_env() | {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}  # nothing listens
     proc = run_cli([cli("econarena-run"), "econarena/chat:gpt-4o", *TWO, "--out", str(tmp_path),
                     "--max_samples", "1", "--extra_eval_params", "call_timeout_s=3"], env, returncode=3)
     logs = sorted(folder_of(tmp_path, "econarena/chat:gpt-4o").glob("*.jsonl"))
-    assert [p.stem for p in logs] == sorted(TWO_SET)
-    assert all(final_report(p)["errored_sessions"] == 1 for p in logs)
-    assert proc.stderr.count("econarena-run: [") == 2
+    assert [p.stem for p in logs] == [TWO_SET[0]] and final_report(logs[0])["errored_sessions"] == 1
+    assert proc.stderr.count("econarena-run: [") == 1, proc.stderr[-2000:]
+    assert "the set stopped there: the 1 eval(s) after it would have failed the same way" in proc.stderr
 
 
 def test_a_dead_endpoint_closes_with_one_line_whose_command_as_typed_runs_every_eval_again(tmp_path):
@@ -98,17 +116,17 @@ def test_a_dead_endpoint_closes_with_one_line_whose_command_as_typed_runs_every_
     args = ["econarena/chat:m", *TWO, "--out", str(tmp_path / "runs"), "--max_samples", "1",
             "--extra_eval_params", "call_timeout_s=3"]
     proc = run_cli([cli("econarena-run"), *args], env, cwd=tmp_path, returncode=3)
-    assert proc.stdout.count("!! ") == 2 and "To resume it" not in proc.stdout, proc.stdout[-3000:]
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("econarena-run: 2 eval(s) errored")]
+    assert proc.stdout.count("!! ") == 1 and "To resume it" not in proc.stdout, proc.stdout[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("econarena-run: 1 eval(s) errored")]
     assert len(lines) == 1 and proc.stderr.rstrip().endswith(lines[0]), proc.stderr[-3000:]
     assert "the endpoint is not answering: fix it first" in lines[0] and "sk-test-secret" not in proc.stderr
-    command = lines[0].split("resumes every eval: ", 1)[1]
+    command = lines[0].split("plays every eval not finished: ", 1)[1]
     assert command.startswith(f"OPENAI_BASE_URL={url} PYTHONPATH=") and "OPENAI_API_KEY" not in command
     assert command.split(" econarena-run ", 1)[1] == shlex.join(args)
     # the summary on its own names each log's resume, the endpoint written as the command's prefix, not in words
     alone = run_cli([cli("econarena-summary"), str(tmp_path / "runs")], base_env(), cwd=tmp_path)
     hints = [line.strip() for line in alone.stdout.splitlines() if "resume_from=" in line]
-    assert len(hints) == 2 and all(h.startswith(f"OPENAI_BASE_URL={url} ") for h in hints), alone.stdout[-2000:]
+    assert len(hints) == 1 and all(h.startswith(f"OPENAI_BASE_URL={url} ") for h in hints), alone.stdout[-2000:]
     assert "environment the run had" not in alone.stdout
     server = OpenAIServer(scripted, models=("m",)).start(port)
     try:
@@ -124,9 +142,14 @@ def test_a_dead_endpoint_closes_with_one_line_whose_command_as_typed_runs_every_
 
 
 def test_a_refused_run_stops_the_set(tmp_path):
-    proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(tmp_path),
+    """A typo is refused: the set stops, says to correct the command (not to run the same one again),
+    and leaves no folder behind."""
+    out = tmp_path / "out"
+    proc = run_cli([cli("econarena-run"), "econarena/nash", "econarena", "--out", str(out),
                     "--extra_eval_params", "seats=1"], base_env(), returncode=2)
     assert proc.stderr.count("econarena-run: [") == 1 and "the set stops here" in proc.stderr
+    assert "correct the command" in proc.stderr and "same command again" not in proc.stderr
+    assert not out.exists()
 
 
 def test_a_wrong_set_name_or_a_record_path_is_one_line_and_exit_2(tmp_path):
