@@ -224,8 +224,9 @@ play() {
       if [ -n "$stopped" ] || [ "$status" -eq 130 ] || [ "$status" -eq 143 ]; then
         echo >&2
         echo "local_model.sh: stopped during $e ($c); what finished is in $RUN_DIR:" >&2
-        econarena-summary "$RUN_DIR" >&2 || true
-        echo "local_model.sh: to go on where it stopped (finished sessions and answered calls are kept, not paid again):" >&2
+        # its logs' own oaieval resume commands name this script's server, stopped on exit: not shown
+        econarena-summary "$RUN_DIR" --no-resume-hints >&2 || true
+        echo "local_model.sh: to go on where it stopped (finished sessions and answered calls are kept, not paid again; not by an oaieval command printed above, whose server this script stops now):" >&2
         echo "  RUN_DIR=$(printf %q "$RUN_DIR") bash scripts/local_model.sh play$again" >&2
         exit 130
       fi
