@@ -19,8 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from econarena_evals.core.answers import parse_choice  # noqa: E402
-from econarena_evals.games import beauty  # noqa: E402
-from econarena_evals.games import auction  # noqa: E402
+from econarena_evals.games import (
+    auction,  # noqa: E402
+    beauty,  # noqa: E402
+)
 
 DIGITS = ["0", "7", "\u0667", "\uff17", "1e309", "-0", "NaN", "Infinity", "1" * 5000, "33.3", "-1e-400"]
 TOKENS = ['{"choice": ', "}", "{", '"', "```json\n", "```", "<think>", "</think>", "[", "]", ",", "\\u0000", ":"]

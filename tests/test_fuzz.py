@@ -8,8 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from econarena_evals.core.answers import parse_choice
-from econarena_evals.games import beauty
-from econarena_evals.games import auction
+from econarena_evals.games import auction, beauty
 
 digits = st.sampled_from(["0", "7", "\u0667", "\uff17", "\u09ed", "1e309", "-0", "1" * 500, "NaN", "Infinity"])
 control = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=31), max_size=20)

@@ -19,7 +19,7 @@ import evals.record
 from evals.api import CompletionFn
 from evals.record import RecorderBase
 
-from ..calls.batches import Answer, Line, LineFailed, BatchRounds
+from ..calls.batches import Answer, BatchRounds, Line, LineFailed
 from ..calls.dispatch import call_all
 from ..calls.errors import described
 from ..calls.seat_call import SeatCall

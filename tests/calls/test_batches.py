@@ -11,7 +11,7 @@ import time
 from typing import Any, Optional
 
 from econarena_evals.calls import batches
-from econarena_evals.calls.batches import Answer, Line, LineFailed, Status, BatchRounds, chunks, read_results
+from econarena_evals.calls.batches import Answer, BatchRounds, Line, LineFailed, Status, chunks, read_results
 from econarena_evals.calls.policy import CallPolicy
 from econarena_evals.calls.state import CallState
 

@@ -6,8 +6,8 @@ import pytest
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import NashPlayer, RandomPlayer
 from econarena_evals.games import beauty, read_prompt, sealed_bid
-from econarena_evals.games.beauty import prompt as beauty_prompt
 from econarena_evals.games.auction import prompt as auction_prompt
+from econarena_evals.games.beauty import prompt as beauty_prompt
 
 
 def test_beauty_prompt_states_the_rules_and_reads_back():

@@ -5,9 +5,9 @@ import pytest
 
 from econarena_evals.core.answers import parse_choice
 from econarena_evals.fns.players import HumanPlayer, LevelKPlayer, OverbiddingBidder, RandomPlayer, ShadingBidder
+from econarena_evals.games.auction import prompt as auction_prompt
 from econarena_evals.games.beauty import PastRun
 from econarena_evals.games.beauty import prompt as beauty_prompt
-from econarena_evals.games.auction import prompt as auction_prompt
 
 pytestmark = pytest.mark.usefixtures("recorder")
 

@@ -3,8 +3,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econarena_evals.games import beauty, outcome_from_event, run_event
-from econarena_evals.games import auction
+from econarena_evals.games import auction, beauty, outcome_from_event, run_event
 from econarena_evals.log.evallog import rescore_events
 from econarena_evals.log.format import final_report
 from econarena_evals.score.metrics import METRICS, session_metrics
