@@ -121,6 +121,7 @@ serve() {
   port=$("$LLAMA_VENV/bin/python" - "${LOCAL_MODEL_PORT:-8766}" <<'PY'
 import socket, sys
 s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: a closed run's TIME_WAIT is no taker
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:
