@@ -14,6 +14,7 @@ from conftest import REGISTRY, base_env, cli, run_cli
 
 BAD_ARGS = [
     (1, {"bogus": "1"}, "unknown eval arg(s) bogus; EconArena takes:"),
+    (1, {"n_sesions": "3"}, "unknown eval arg(s) n_sesions; to play fewer sessions, oaieval's --max_samples N plays the first N; EconArena takes:"),
     (1, {"temperature": "abc"}, "eval arg temperature must be a number, got 'abc'"),
     (1, {"temperature": "-5"}, "temperature must be a number from 0 to 2"),
     (1, {"max_tokens": "-1"}, "max_tokens must be a positive integer"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -91,7 +92,10 @@ class EconArena(evals.Eval):
         taken = config.eval_args(kwargs.get("game"))  # a game outside the package brings its own
         unknown = sorted(set(kwargs) - taken - EVALS_KWARGS)
         if unknown:
-            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(taken))}; EconArena takes: "
+            # how many sessions is oaieval's to say, not an eval arg's: the likeliest guess with no close name
+            fewer = ("; to play fewer sessions, oaieval's --max_samples N plays the first N"
+                     if any(re.search(r"se+s+io|sample", k) for k in unknown) else "")
+            raise ValueError(f"unknown eval arg(s) {with_closest(unknown, sorted(taken))}{fewer}; EconArena takes: "
                              f"{', '.join(sorted(taken))}")
         ours = {k: kwargs.pop(k) for k in list(kwargs) if k in taken}
         for fn in completion_fns:
