@@ -37,6 +37,10 @@ def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None)
     (``Infinity``, ``NaN``, ``1e400``, a negative or fractional number, text) is left out too, as
     missing, and its name added to ``bad``: a usage never costs the reply it came with.
     """
+    if type(usage) is dict and all(type(k) is str and type(v) is int and v >= 0 for k, v in usage.items()):
+        # flat already (the recorder flattens every usage as it is recorded, and the eval's end asks
+        # again of all of them): the same dict the loop below would make, without its checks per value
+        return {prefix + k: v for k, v in usage.items()}
     if hasattr(usage, "model_dump"):
         usage = usage.model_dump()
     elif hasattr(usage, "__dict__") and not isinstance(usage, Mapping):
