@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 # a sampling event's note on usage fields that were no count (recorded as missing, the reply kept)
 USAGE_NOTE = "usage_note"
@@ -52,6 +53,9 @@ def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None)
         name = f"{prefix}{key}"
         if value is None:
             continue  # a field the server did not send is not a count of 0
+        if type(value) is int and value >= 0:  # the usual field: a count as it is (what ``_count`` says of it)
+            flat[name] = value
+            continue
         if isinstance(value, (Mapping, list, tuple)) or hasattr(value, "model_dump") or (
                 hasattr(value, "__dict__") and not isinstance(value, (int, float, str, bytes))):
             flat.update(flatten_usage(value, prefix=f"{name}_", bad=bad))
