@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 # a sampling event's note on usage fields that were no count (recorded as missing, the reply kept)
 USAGE_NOTE = "usage_note"
@@ -37,6 +38,10 @@ def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None)
     (``Infinity``, ``NaN``, ``1e400``, a negative or fractional number, text) is left out too, as
     missing, and its name added to ``bad``: a usage never costs the reply it came with.
     """
+    if type(usage) is dict and all(type(k) is str and type(v) is int and v >= 0 for k, v in usage.items()):
+        # flat already (the recorder flattens every usage as it is recorded, and the eval's end asks
+        # again of all of them): the same dict the loop below would make, without its checks per value
+        return {prefix + k: v for k, v in usage.items()}
     if hasattr(usage, "model_dump"):
         usage = usage.model_dump()
     elif hasattr(usage, "__dict__") and not isinstance(usage, Mapping):
@@ -48,6 +53,9 @@ def flatten_usage(usage: Any, prefix: str = "", bad: Optional[list[str]] = None)
         name = f"{prefix}{key}"
         if value is None:
             continue  # a field the server did not send is not a count of 0
+        if type(value) is int and value >= 0:  # the usual field: a count as it is (what ``_count`` says of it)
+            flat[name] = value
+            continue
         if isinstance(value, (Mapping, list, tuple)) or hasattr(value, "model_dump") or (
                 hasattr(value, "__dict__") and not isinstance(value, (int, float, str, bytes))):
             flat.update(flatten_usage(value, prefix=f"{name}_", bad=bad))

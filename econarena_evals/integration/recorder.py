@@ -48,6 +48,8 @@ import json
 import logging
 import re
 import threading
+import time
+import urllib.parse
 from typing import Any, Callable, Optional, Sequence
 
 from ..calls.seat_call import current as current_seat_call
@@ -117,6 +119,7 @@ def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], Non
     flush = getattr(recorder, "_flush_events_internal", None)
     if flush is None:  # not a LocalRecorder (a DummyRecorder, a test's): only the events are edited
         return wrapped
+    flush = local_flush(recorder) or flush
     final = recorder.record_final_report
 
     def failed(exc: OSError) -> None:
@@ -161,6 +164,41 @@ def wrap(recorder: Any, names: LogNames, on_write_error: Callable[[OSError], Non
     recorder._flush_events_internal = _flush_events_internal
     recorder.record_final_report = record_final_report
     return wrapped
+
+
+def local_flush(recorder: Any) -> Optional[Callable[[Sequence[Any]], None]]:
+    """evals' ``LocalRecorder._flush_events_internal`` for a log on the local disk, with the file opened
+    by ``open`` instead of ``blobfile.BlobFile``; None for any other recorder or path (a bucket's: evals'
+    own). The same lines, bytes, log line and counters as evals': only the open is cheaper. The log is
+    flushed once per answered seat call (``durable``), and ``BlobFile`` spent about 30 µs of CPU
+    guessing what the path is on each open, against 9 µs for the whole open, write and close here."""
+    import evals.record  # here, not at the top: the report tools use this module without evals
+
+    path = getattr(recorder, "event_file_path", None)
+    if type(recorder) is not evals.record.LocalRecorder or not isinstance(path, str) or not path:
+        return None
+    parsed = urllib.parse.urlparse(path)
+    if parsed.scheme or parsed.netloc:  # blobfile's own test of a local path; a bucket is its to write
+        return None
+    logger = evals.record.logger
+
+    def _flush_events_internal(events_to_write: Sequence[Any]) -> None:
+        start = time.time()
+        try:
+            lines = [evals.record.jsondumps(event, exclude_keys=recorder.hidden_data_fields) + "\n"
+                     for event in events_to_write]
+        except TypeError as e:
+            logger.error(f"Failed to serialize events: {events_to_write}")
+            raise e
+        with open(path, "ab") as f:
+            f.write(b"".join([line.encode("utf-8") for line in lines]))
+        if logger.isEnabledFor(logging.INFO):
+            logger.info(f"Logged {len(lines)} rows of events to {path}: "
+                        f"insert_time={evals.record.t(time.time() - start)}")
+        recorder._last_flush_time = time.time()
+        recorder._flushes_done += 1
+
+    return _flush_events_internal
 
 
 # ---- what the log stores of each event ----

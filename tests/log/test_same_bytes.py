@@ -95,6 +95,34 @@ def test_hidden_fields_and_other_objects_still_go_the_way_evals_writes_them():
     assert evals.record.jsondumps(report) == '{"final_report": {"a": "/x"}, "run_id": "r"}'
 
 
+def test_the_local_flush_writes_the_bytes_and_counts_evals_flush_writes(tmp_path):
+    """``local_flush`` opens the log with ``open`` instead of blobfile: the same events flushed by it and
+    by evals' own ``_flush_events_internal``, one at a time and together, give the same file and counters;
+    a path that is not local (a bucket's) stays evals' to write."""
+    from evals.base import RunSpec
+
+    from econarena_evals.integration.recorder import local_flush
+
+    write_events_quickly()
+    spec = RunSpec(completion_fns=["f"], eval_name="e", base_eval="e", split="s", run_config={}, created_by="")
+    events = [Event(run_id="r", event_id=k, sample_id="s.0", type="sampling", created_by="", created_at="now",
+                    data={"prompt": [{"role": "user", "content": f"p{k} é"}], "sampled": ["x\u2028"],
+                          "usage": {"total_tokens": k}}) for k in range(3)]
+    theirs = evals.record.LocalRecorder(str(tmp_path / "theirs.jsonl"), spec)
+    ours = evals.record.LocalRecorder(str(tmp_path / "ours.jsonl"), spec)
+    quick = local_flush(ours)
+    assert quick is not None
+    for batch in (events[:1], events[1:]):
+        evals.record.LocalRecorder._flush_events_internal(theirs, batch)
+        quick(batch)
+    assert (tmp_path / "ours.jsonl").read_bytes() == (tmp_path / "theirs.jsonl").read_bytes()
+    assert ours._flushes_done == theirs._flushes_done == 2
+    assert local_flush(evals.record.LocalRecorder(None, spec)) is None
+    bucket = evals.record.LocalRecorder(None, spec)
+    bucket.event_file_path = "gs://bucket/log.jsonl"
+    assert local_flush(bucket) is None
+
+
 PAST = st.builds(lambda run, actions, winners: (run, actions, winners), st.integers(1, 10),
                  st.lists(st.none() | st.floats(0, 1000), min_size=2, max_size=6),
                  st.lists(st.integers(1, 6), max_size=3))
