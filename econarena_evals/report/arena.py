@@ -14,8 +14,8 @@ from typing import Any, Mapping, Optional, Sequence
 from ..log.format import metric_key
 from ..run.conditions import spec_args
 from ..run.config import ENVIRONMENTS, environment, melee_args
-from ..score.rating import ARENA_RESAMPLES, head_to_head, rate, tables_of
 from ..score.metrics import METRICS
+from ..score.rating import ARENA_RESAMPLES, head_to_head, rate, tables_of
 from .selection import Chosen
 
 H2H_MAX_PLAYERS = 16  # a larger roster's head-to-head is in report.json only, not a table on the page
