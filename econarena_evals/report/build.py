@@ -34,7 +34,7 @@ from .prepare import read_for_report
 from .read_progress import Progress
 from .selection import Chosen, inputs_folder, select
 from .tokens import NO_PRICES, Prices, add_price_options, price_problem, prices_of
-from .workers import Workers, add_workers_option
+from .workers import Workers, add_workers_option, collect_less
 
 
 def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_REFERENCES,
@@ -141,6 +141,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if unknown:
         parser.error(f"--references: unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     progress = Progress("econarena-report")
+    collect_less()  # hundreds of logs' events, all kept to the end: no need to look for cycles in them often
     preload()  # matplotlib once, before the workers start, so that each has it
     with Workers(opts.workers) as workers:
         selected = chosen, notes = select(opts.paths, progress, workers,

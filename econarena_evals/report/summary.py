@@ -51,7 +51,7 @@ from .tokens import (
     tokens_result,
     total_cells,
 )
-from .workers import Workers, add_workers_option
+from .workers import Workers, add_workers_option, collect_less
 
 # where oaieval writes a run given no --record_path: one folder for every user of the machine
 EVALS_LOGS = Path("/tmp/evallogs")
@@ -324,6 +324,7 @@ def _main(argv: Optional[list[str]] = None) -> int:
         print(said, file=sys.stderr)
     if opts.since is not None:
         paths = [p for p in find_logs(paths) if p.stat().st_mtime >= opts.since]
+    collect_less()  # hundreds of logs' events, all kept to the end: no need to look for cycles in them often
     with Workers(opts.workers) as workers:
         chosen, notes = select(paths, Progress("econarena-summary"), workers)
         # the legend's floors and the table's intervals (or the leaderboard's), worked out side by side

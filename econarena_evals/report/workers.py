@@ -16,6 +16,7 @@ workers' answers and on their deaths at once: a worker that dies (a crash, the O
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing
 import os
 import pickle
@@ -38,6 +39,20 @@ RETRIES = 1
 # fills the pipe could block this process while the worker blocks sending it an answer.
 HELD = 2
 AHEAD_BYTES = 8192
+
+
+# The cyclic garbage collector's thresholds in a tool that reads hundreds of logs (``collect_less``): a
+# collection after this many new containers (Python's default 700), and of the older generations after
+# this many of the younger one's (default 10, 10).
+COLLECT_AFTER = (100_000, 50, 100)
+
+
+def collect_less() -> None:
+    """Fewer garbage collections in this process (``COLLECT_AFTER``). A tool reads hundreds of MB of small
+    dicts and lists that all live until it ends: at Python's thresholds the collector runs after every 700 of
+    them and every so often walks the whole heap, for nothing (a log's events hold no cycles); about a
+    tenth of the report's CPU at 750 logs. Cycles are still collected, later; what is computed is the same."""
+    gc.set_threshold(*COLLECT_AFTER)
 
 
 class WorkerFailed(Exception):
@@ -73,6 +88,7 @@ def _cut(text: str) -> str:
 def _serve(conn: Connection, parent: int) -> None:
     """A worker's life: take a task, answer it, until told to stop or this process's parent is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the tool's to handle: it stops the workers
+    collect_less()  # a worker reads logs too (and, spawned, does not inherit the tool's thresholds)
     while True:
         while not conn.poll(1.0):
             if os.getppid() != parent:  # the tool is gone (killed): nobody will ask anything again
