@@ -438,13 +438,7 @@ class _TableSet:
         old, self.table = self.table, [None] * size
         for x in old:
             if x is not None and x != _DUMMY:
-                if self.table[x & (size - 1)] is None:
-                    self.table[x & (size - 1)] = x
-                    continue
-                for j in _probe(x, size - 1):
-                    if self.table[j] is None:
-                        self.table[j] = x
-                        break
+                _place(self.table, size - 1, x)
         self.fill = len(self.members)
 
     @staticmethod
@@ -467,12 +461,7 @@ def _listed(items: Sequence[int]) -> list[int]:
     table: list[Optional[int]] = [None] * SET_MIN_SIZE
     mask = SET_MIN_SIZE - 1
     for n, x in enumerate(items, 1):
-        j = x & mask
-        if table[j] is not None:
-            for j in _probe(x, mask):
-                if table[j] is None:
-                    break
-        table[j] = x
+        _place(table, mask, x)
         if n * 5 >= mask * 3:  # as _TableSet.add: a new set's slots taken are its members
             size = SET_MIN_SIZE
             while size <= (n * 2 if n > 50000 else n * 4):
@@ -480,13 +469,18 @@ def _listed(items: Sequence[int]) -> list[int]:
             old, table, mask = table, [None] * size, size - 1
             for y in old:
                 if y is not None:
-                    k = y & mask
-                    if table[k] is not None:
-                        for k in _probe(y, mask):
-                            if table[k] is None:
-                                break
-                    table[k] = y
+                    _place(table, mask, y)
     return [x for x in table if x is not None]
+
+
+def _place(table: list[Optional[int]], mask: int, x: int) -> None:
+    """Put ``x`` in the first empty slot of its probe path (a table with no removed member's slot)."""
+    j = x & mask
+    if table[j] is not None:
+        for j in _probe(x, mask):
+            if table[j] is None:
+                break
+    table[j] = x
 
 
 def _probe(x: int, mask: int) -> Iterator[int]:
