@@ -44,6 +44,7 @@ from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
 from .analysis import (
     DEPTH_LEAD,
+    DEPTH_SUMMARY_TITLE,
     DIAGNOSTIC_TITLES,
     FLOORS_NOTE,
     column_labels,
@@ -571,7 +572,7 @@ def columns_body(result: Mapping[str, Any], out: Path, players: Sequence[str], c
     body.append(f'<p class="note">{esc(FLOORS_NOTE)}</p>')
     depth_columns, depth_rows = depth_table(result, columns)
     if depth_rows:
-        body.append(f'<h3 id="depth">Depth of reasoning τ</h3><p>{esc(DEPTH_LEAD)}</p>'
+        body.append(f'<h3 id="depth">{esc(DEPTH_SUMMARY_TITLE)}</h3><p>{esc(DEPTH_LEAD)}</p>'
                     + _table(["player"] + depth_columns, [[(p, p)] + [(t, None) for t in texts]
                                                          for p, texts in depth_rows], cls="depth"))
     body.append(columns_html(result.get("columns") or []))

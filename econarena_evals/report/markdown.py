@@ -17,6 +17,7 @@ from ..score.paired import format_comparison
 from .analysis import (
     ALL_PAIRS_UP_TO,
     DEPTH_LEAD,
+    DEPTH_SUMMARY_TITLE,
     DIAGNOSTIC_TITLES,
     FLOORS_NOTE,
     NEIGHBOURS,
@@ -127,7 +128,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += [FLOORS_NOTE]
     depth_columns, depth_rows = depth_table(result, columns)
     if depth_rows:
-        lines += ["", "### Depth of reasoning τ", "", DEPTH_LEAD, "", md_row(["player"] + [md(c) for c in depth_columns]),
+        lines += ["", f"### {DEPTH_SUMMARY_TITLE}", "", DEPTH_LEAD, "", md_row(["player"] + [md(c) for c in depth_columns]),
                   "|" + "---|" * (len(depth_columns) + 1)]
         lines += [md_row([md(p)] + [md(t) for t in texts]) for p, texts in depth_rows]
     lines += [""] + columns_md(result.get("columns") or [])
