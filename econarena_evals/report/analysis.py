@@ -213,9 +213,13 @@ def comparisons(per_session: Mapping[tuple[str, str], Mapping[int, Mapping[str, 
     return out, rules
 
 
+# The depth of reasoning's two tables, named apart, one heading form: the τ of each player by column,
+# under the leaderboard, and the fits in full (interval, noise, bound) among the diagnostics.
+DEPTH_SUMMARY_TITLE = "Depth of reasoning τ: each player's τ by column"
+DEPTH_FITS_TITLE = "Depth of reasoning τ: the fits in full"
 # How the report titles and explains each kind of game diagnostic (report.md and report.html).
 DIAGNOSTIC_TITLES = {
-    "depth": ("Depth of reasoning (τ)",
+    "depth": (DEPTH_FITS_TITLE,
               "A maximum-likelihood cognitive-hierarchy fit (Camerer, Ho and Chong 2004) of each player's valid "
               "first-run choices / c̄, pooled over sessions, with a 95 % bootstrap interval over sessions "
               "(contract §10); σ is the fit's noise around the hierarchy's choices, and \"τ at the fit's bound\" "
@@ -278,8 +282,8 @@ def tau_text(fit: Mapping[str, Any]) -> str:
 
 
 DEPTH_LEAD = ("Depth of reasoning τ, one row per player, one column per beauty-contest column (cognitive hierarchy, "
-              "first runs; people: τ ≈ 1.5, Camerer, Ho and Chong 2004; intervals and noise: the table Depth of reasoning (τ) "
-              "below).")
+              "first runs; people: τ ≈ 1.5, Camerer, Ho and Chong 2004; intervals and noise: the table "
+              f"{DEPTH_FITS_TITLE} below).")
 
 
 def depth_table(result: Mapping[str, Any], columns: Sequence[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:

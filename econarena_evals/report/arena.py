@@ -9,6 +9,7 @@ head-to-head counts of every pair that met. ``markdown`` and ``html`` render the
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Mapping, Optional, Sequence
 
 from ..log.format import metric_key
@@ -22,7 +23,8 @@ H2H_MAX_PLAYERS = 16  # a larger roster's head-to-head is in report.json only, n
 LEGEND = (f"Plackett-Luce rating over each run's ranking by payoff (log strength, the roster's mean 0; "
           f"exp(a - b): the odds that a earns more than b in a run they share), with a 95 % interval and a rank "
           f"interval from {ARENA_RESAMPLES} resamples of the tables; metrics are the means over the tables each "
-          "player sat at (docs/arena.md).")
+          "player sat at (docs/arena.md). A heading's roster #tag (#a48811, say) is a short hash of the roster's "
+          "players after the first, as the column's label in report.json names it: the same roster, the same tag.")
 
 
 SECTION = "Arena: melee tournaments"  # the section's title
@@ -99,6 +101,23 @@ def section(chosen: Sequence[Chosen]) -> dict[str, Any]:
     return out
 
 
+_TAGGED_ROSTER = re.compile(r"^vs \d+ players #([0-9a-f]{6})$")  # ``columns._opponents_note`` of a long roster
+
+
+def title(column: str, entry: Mapping[str, Any]) -> str:
+    """A tournament's heading in words: 'auction_L_melee: a tournament of 8 players (roster #a48811)'.
+    Its column's label names the roster by the seats after the first ('vs 7 players #a48811', the
+    tag a hash of those players' names: the same roster, the same tag); said here as the roster's
+    size, its tag kept as the roster's any other note of the label as it is."""
+    name, _, notes = column.partition(" (")
+    said = []
+    for note in notes[:-1].split("; ") if notes.endswith(")") else []:
+        tagged = _TAGGED_ROSTER.match(note)
+        said.append(f"roster #{tagged.group(1)}" if tagged else note)
+    size = len(entry["players"]) + len(entry.get("unrated") or [])
+    return f"{name}: a tournament of {size} players" + (f" ({'; '.join(said)})" if said else "")
+
+
 def _tables_text(entry: Mapping[str, Any]) -> str:
     text = f"{entry['tables']} tables finished."
     if entry.get("errored_tables"):
@@ -149,7 +168,7 @@ def markdown(arena: Mapping[str, Any]) -> str:
     md = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     lines = ["", f"## {SECTION}", "", LEGEND, ""]
     for column, entry in arena.items():
-        lines += [f"### {md(column)}", "", _tables_text(entry), "",
+        lines += [f"### {md(title(column, entry))}", "", _tables_text(entry), "",
                   "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(md(x) for x in row) + " |" for row in _rows(entry)]
         matrix = _matrix(entry)
@@ -173,7 +192,7 @@ def html_section(arena: Mapping[str, Any]) -> str:
     parts = ['<section class="part" id="arena"><h2 id="arena-ratings">' + esc(SECTION) + "</h2>",
              f"<p>{esc(LEGEND)}</p>"]
     for column, entry in arena.items():
-        parts.append(f"<h3>{esc(column)}</h3><p>{esc(_tables_text(entry))}</p><table><thead><tr>"
+        parts.append(f"<h3>{esc(title(column, entry))}</h3><p>{esc(_tables_text(entry))}</p><table><thead><tr>"
                      + "".join(f"<th>{esc(h)}</th>" for h in HEAD) + "</tr></thead><tbody>")
         parts += ["<tr>" + "".join(f"<td>{esc(x)}</td>" for x in row) + "</tr>" for row in _rows(entry)]
         parts.append("</tbody></table>")

@@ -76,8 +76,7 @@ def build(paths: Sequence[Path], out: Path, references: Sequence[str] = DEFAULT_
         result["plots"][name] = pending.get()
         if progress is not None:
             progress.step()
-    (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs)
-                                   + arena.markdown(result["arena"]), encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(result, computed.figures, computed.logs), encoding="utf-8")
     safe = json_safe(result)  # once: report.json is written before report.html reads it
     (out / "report.json").write_text(json.dumps(safe, indent=2, allow_nan=False), encoding="utf-8")
     report_html.write(safe, out, computed.browser, transcripts)

@@ -44,6 +44,7 @@ from ..score.metrics import COMPONENTS
 from ..score.paired import format_comparison
 from .analysis import (
     DEPTH_LEAD,
+    DEPTH_SUMMARY_TITLE,
     DIAGNOSTIC_TITLES,
     FLOORS_NOTE,
     column_labels,
@@ -544,10 +545,11 @@ def render(result: Mapping[str, Any], out: Path, browser: Browser, rb: Mapping[s
 def columns_body(result: Mapping[str, Any], out: Path, players: Sequence[str], columns: Sequence[str],
                  groups: Sequence[str], counts: str, limit: Optional[int], rb: Mapping[str, Any]) -> list[str]:
     """The page's parts of the columns (self-play, arena and opponent cells) and the melee tournaments."""
-    body = ["<h1>EconArena report</h1>", ranking_html(result.get("leaderboard")),
+    # the count of what was read first, as in report.md, then the ranking
+    body = ["<h1>EconArena report</h1>",
             f"<p class=\"lead\">{counts} Each figure is the mean over finished sessions with a 95 % bootstrap "
             f"interval over sessions ({BOOTSTRAP_RESAMPLES} resamples). Players are in the ranking's order in every "
-            "table; click a column heading to sort by it.</p>"]
+            "table; click a column heading to sort by it.</p>", ranking_html(result.get("leaderboard"))]
     place = {col: i for i, col in enumerate(columns)}
     rank = {p: i for i, p in enumerate(players)}
     errored = sorted((d for d in result["conditions"] if d["errored_sessions"]),
@@ -564,14 +566,17 @@ def columns_body(result: Mapping[str, Any], out: Path, players: Sequence[str], c
                     "are used): " + esc(", ".join(partial)) + "</p>")
     body.append('<nav><a href="#ranking">Ranking</a> <a href="#leaderboard">Leaderboard</a> '
                 '<a href="#components">Components</a> '
-                '<a href="#rule-breaks">Rule breaks</a> <a href="#browser">Sessions</a> '
+                '<a href="#rule-breaks">Rule breaks</a> '
+                # the arena section's link where the section is, after the rule breaks (none without it)
+                + ('<a href="#arena-ratings">Arena</a> ' if result.get("arena") else "")
+                + '<a href="#browser">Sessions</a> '
                 '<a href="#plots">Plots</a> <a href="#inputs">Inputs</a></nav>')
     body.append('<section class="part"><h2 id="leaderboard">Leaderboard: EconArena Score (EAS)</h2>')
     body.append(metric_table(result, "eas", columns, players, groups))
     body.append(f'<p class="note">{esc(FLOORS_NOTE)}</p>')
     depth_columns, depth_rows = depth_table(result, columns)
     if depth_rows:
-        body.append(f'<h3 id="depth">Depth of reasoning τ</h3><p>{esc(DEPTH_LEAD)}</p>'
+        body.append(f'<h3 id="depth">{esc(DEPTH_SUMMARY_TITLE)}</h3><p>{esc(DEPTH_LEAD)}</p>'
                     + _table(["player"] + depth_columns, [[(p, p)] + [(t, None) for t in texts]
                                                          for p, texts in depth_rows], cls="depth"))
     body.append(columns_html(result.get("columns") or []))

@@ -17,6 +17,7 @@ from ..score.paired import format_comparison
 from .analysis import (
     ALL_PAIRS_UP_TO,
     DEPTH_LEAD,
+    DEPTH_SUMMARY_TITLE,
     DIAGNOSTIC_TITLES,
     FLOORS_NOTE,
     NEIGHBOURS,
@@ -31,6 +32,7 @@ from .analysis import (
     players_of,
 )
 from .arena import NO_COLUMNS, counts_line
+from .arena import markdown as arena_md
 from .compute import CellFigures
 from .leaderboard import LEGEND, text_rows
 from .selection import ARENA, SELF_PLAY, SELF_PLAY_TEST
@@ -93,7 +95,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
                   ""]
     counts = counts_line(logs, len(players), len(columns), result.get("arena") or {})
     if not result["conditions"] and result.get("arena"):  # melee logs alone: their arena section, no empty tables
-        return "\n".join(lines + [counts, "", NO_COLUMNS, ""] + inputs_md(result)) + "\n"
+        return "\n".join(lines + [counts, "", NO_COLUMNS, ""] + arena_lines(result) + inputs_md(result)) + "\n"
     lines += [counts + " Each figure is the mean over "
               "finished sessions with a 95 % bootstrap interval over sessions "
               f"({BOOTSTRAP_RESAMPLES} resamples). A column is one condition: the cell, `.test` for the test "
@@ -127,7 +129,7 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
     lines += [FLOORS_NOTE]
     depth_columns, depth_rows = depth_table(result, columns)
     if depth_rows:
-        lines += ["", "### Depth of reasoning τ", "", DEPTH_LEAD, "", md_row(["player"] + [md(c) for c in depth_columns]),
+        lines += ["", f"### {DEPTH_SUMMARY_TITLE}", "", DEPTH_LEAD, "", md_row(["player"] + [md(c) for c in depth_columns]),
                   "|" + "---|" * (len(depth_columns) + 1)]
         lines += [md_row([md(p)] + [md(t) for t in texts]) for p, texts in depth_rows]
     lines += [""] + columns_md(result.get("columns") or [])
@@ -153,7 +155,13 @@ def render(result: dict[str, Any], figures: Sequence[CellFigures], logs: int) ->
             lines.append(f"![{md(name)}]({name})")  # a plain file name (plot_file)
         lines.append("")
 
-    return "\n".join(lines + inputs_md(result)) + "\n"
+    return "\n".join(lines + arena_lines(result) + inputs_md(result)) + "\n"
+
+
+def arena_lines(result: dict[str, Any]) -> list[str]:
+    """The arena section's lines (none without a melee log): before the inputs, the report's appendix."""
+    text = arena_md(result.get("arena") or {})
+    return text.strip("\n").split("\n") + [""] if text else []
 
 
 def inputs_md(result: dict[str, Any]) -> list[str]:

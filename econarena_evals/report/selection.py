@@ -23,7 +23,8 @@ from typing import Any, Callable, Optional, Sequence
 from ..fns.identity import FALLBACK_NOTE
 from ..log.evallog import RUNNING, EvalLog, find_logs, read_log, status_of
 from ..log.format import RESUMED_FROM
-from ..run.conditions import Condition, condition_of, differences
+from ..run.conditions import Condition, condition_of, differences, spec_args
+from ..run.config import melee_args
 from .columns import (
     column_label,
     column_name,
@@ -293,11 +294,30 @@ def resumed(candidates: Sequence[EvalLog]) -> tuple[dict[str, EvalLog], dict[str
     return superseded, conflicts
 
 
+ROSTER_SHOWN = 3  # a melee's roster as the inputs name it: its size, then its first players
+
+
+def roster_text(players: Sequence[str]) -> str:
+    """'8 players: econarena/nash, econarena/random, econarena/level1 and 5 more'."""
+    shown = ", ".join(players[:ROSTER_SHOWN])
+    more = len(players) - ROSTER_SHOWN
+    return f"{len(players)} players: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+def _is_melee(log: EvalLog) -> bool:
+    try:
+        return melee_args(spec_args(log.spec)) is not None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def player_of(log: EvalLog) -> str:
     """The player a log evaluates, as the report's rows name it, and the completion fn of the
     command line where that is another name (``econarena/chat:gpt-4o (econarena/chat)``)."""
     if not log.spec or not log.players:
         return ""
+    if _is_melee(log):  # a tournament evaluates its whole roster, not its first player
+        return roster_text([log.labels.get(p, p) for p in dict.fromkeys(log.players)])
     first = log.players[0]
     name = log.labels.get(first, first)
     fn = next((str(e.get("cli_name")) for e in log.player_settings if e.get("name") == first and e.get("cli_name")), "")

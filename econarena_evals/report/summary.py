@@ -248,6 +248,9 @@ def first_of_columns(chosen: list[Chosen]) -> dict[str, Chosen]:
     return first
 
 
+NOT_COMPUTED = "not computed (no finished session)"
+
+
 def legend(chosen: list[Chosen], floors_of: Optional[dict[str, dict[str, Any]]] = None) -> str:
     """One line under the table: what the columns mean, and where the EAS starts in these columns
     (``floors_of``: each column's ``floors``, if worked out already)."""
@@ -271,9 +274,11 @@ def legend(chosen: list[Chosen], floors_of: Optional[dict[str, dict[str, Any]]] 
     if nash[False]:  # against opponents a player can win more than its share: no ceiling there
         ceiling.append(f"Nash play at every seat {span(nash[False])} in arena and opponent columns, "
                        "no ceiling there (a player can win more than its share)")
-    return prose(LEGEND.format(share=share) + "EAS in these columns of every answer a rule break (the zero point, "
-                 f"no credit up to it) {span(lows['rule_break'])}; floor: uniform random play {span(lows['random'])}"
-                 + "".join(f"; {text}" for text in ceiling) + " (every metric's: econarena-report).")
+    # a figure no column has (no finished session to work it out from): said so, never a bare '-'
+    said = [f"{text} {span(lows[k]) if lows[k] else NOT_COMPUTED}" for k, text in (
+        ("rule_break", "EAS in these columns of every answer a rule break (the zero point, no credit up to it)"),
+        ("random", "floor: uniform random play"))]
+    return prose(LEGEND.format(share=share) + "; ".join(said + ceiling) + " (every metric's: econarena-report).")
 
 
 def columns_legend(chosen: list[Chosen]) -> str:

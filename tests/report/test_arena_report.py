@@ -3,6 +3,7 @@ one entry per player, kept apart from the self-play columns."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from browser import browse
@@ -40,8 +41,27 @@ def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_colum
     assert {d["column"] for d in report["conditions"]} == {"auction_L"}
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "## Arena: melee tournaments" in md and "Head to head" in md
+    # the arena section stands before the inputs, the report's appendix
+    assert md.index("\n## Arena: melee tournaments") < md.index("\n## Inputs") and md.rstrip().endswith("|")
+    # its heading says what it is in words; the roster's tag, kept, is explained in the legend
+    heading = next(line for line in md.splitlines() if line.startswith("### auction_L_melee"))
+    said_so = re.fullmatch(r"### auction_L_melee: a tournament of 6 players \(roster (#[0-9a-f]{6}); "
+                           r"tables_per_player=4\)", heading)
+    assert said_so and f"vs 5 players {said_so.group(1)}" in column and "roster #tag (#a48811, say) is a short hash of the roster's" in md
+    # the inputs name a melee log by its roster, not its first player
+    said = {n["path"]: n["player"] for n in report["inputs"]}
+    roster = "6 players: econarena/nash, econarena/random, econarena/level1 and 3 more"
+    assert said == {"melee.jsonl": roster, "self.jsonl": "econarena/nash"}, said
+    assert f"| melee.jsonl | {roster} |" in md
     page = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="arena"' in page and all(p in page for p in ROSTER)
+    assert f"<h3>{heading[4:]}</h3>" in page and roster in page
+    # the page opens on the count of what was read, then the ranking; its bar links the arena where it stands
+    assert page.index('<p class="lead">') < page.index('id="ranking"')
+    nav = re.search(r"<nav>(.*?)</nav>", page).group(1)
+    assert re.findall(r">([^<]+)</a>", nav) == ["Ranking", "Leaderboard", "Components", "Rule breaks", "Arena",
+                                               "Sessions", "Plots", "Inputs"], nav
+    assert 'href="#arena-ratings"' in nav and 'id="arena-ratings"' in page
     # econarena-summary rates the roster too, best first, as report.json does
     summary = run_cli([cli("econarena-summary"), str(melee), str(selfplay)], base_env(), cwd=tmp_path).stdout
     block = summary[summary.index("arena auction_L_melee"):].splitlines()
@@ -49,6 +69,12 @@ def test_the_report_rates_every_player_of_a_melee_apart_from_the_self_play_colum
     assert "\narena " not in run_cli([cli("econarena-summary"), str(selfplay)], base_env(), cwd=tmp_path).stdout
     # a melee log alone is a report: the arena section, exit 0
     run_cli([cli("econarena-report"), str(melee), "--out", str(tmp_path / "alone")], base_env(), cwd=tmp_path)
+    alone_md = (tmp_path / "alone" / "report.md").read_text(encoding="utf-8")
+    assert alone_md.index("\n## Arena: melee tournaments") < alone_md.index("\n## Inputs")
+    # the self-play log alone: no arena section, and no link to one
+    run_cli([cli("econarena-report"), str(selfplay), "--out", str(tmp_path / "self")], base_env(), cwd=tmp_path)
+    self_page = (tmp_path / "self" / "report.html").read_text(encoding="utf-8")
+    assert "arena-ratings" not in self_page and '<a href="#rule-breaks">Rule breaks</a>' in self_page
     alone = json.loads((tmp_path / "alone" / "report.json").read_text(encoding="utf-8"))
     assert alone["conditions"] == [] and alone["arena"][column]["players"] == players
 

@@ -183,6 +183,11 @@ def test_every_table_of_the_page_lists_the_players_in_the_rankings_order(report)
     md = (out / "report.md").read_text()
     depth = md[md.index("### Depth of reasoning τ"):]
     assert [line.split(" | ")[0].lstrip("| ") for line in depth.splitlines()[6:9]] == list(PLAYERS)
+    # its two tables, named apart in one heading form: the τ by column, then the fits in full
+    headings = [line for line in md.splitlines() if line.startswith("#") and "Depth of reasoning" in line]
+    assert headings == ["### Depth of reasoning τ: each player's τ by column",
+                        "## Depth of reasoning τ: the fits in full"], headings
+    assert "Depth of reasoning (τ)" not in md and "Depth of reasoning (τ)" not in (out / "report.html").read_text()
 
 
 @pytest.mark.e2e  # the report fixture runs the real CLIs

@@ -222,3 +222,12 @@ def test_the_closing_note_is_wrapped_for_a_terminal(tmp_path):
     assert len(note) >= len(NOTE) // PROSE_WIDTH and all(len(line) <= PROSE_WIDTH for line in note), note
     said = " ".join(note)
     assert said.startswith(NOTE + " Cost at 1 per million prompt tokens") and len(said) > 700
+
+
+@pytest.mark.e2e
+def test_a_floor_no_finished_session_gave_is_said_not_computed_not_a_dash(logs):
+    """Logs with no finished session: the legend's zero point and floor have no figure; it says so
+    instead of a bare '-' after its words."""
+    flat = " ".join(summary(logs / "errored").stdout.split())
+    assert "up to it) not computed (no finished session); floor: uniform random play not computed" in flat, flat
+    assert " -;" not in flat and "random play -" not in flat
