@@ -2,11 +2,13 @@
 ``econarena-senior`` playing the report's top five again as a condition of its own."""
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
 
 from econarena_evals.log.evallog import read_log
+from econarena_evals.report.arena import title
 
 from conftest import base_env, cli, run_cli
 
@@ -48,10 +50,11 @@ def test_the_top_five_of_a_melee_play_again_as_the_senior_condition(tmp_path):
     # from it (the senior column's label sorts first: "vs 4 players" before "vs 6 players")
     melee_column = next(c for c in arena if c != column)
     assert list(arena) == [melee_column, column] and sorted(arena) == [column, melee_column]
+    first, then = title(melee_column, arena[melee_column]), title(column, arena[column])  # headings in words
     md = (both / "report.md").read_text(encoding="utf-8")
-    assert md.index(f"### {melee_column}") < md.index(f"### {column}")
+    assert md.index(f"### {first}") < md.index(f"### {then}")
     page = (both / "report.html").read_text(encoding="utf-8")
-    assert page.index(f"<h3>{melee_column}</h3>") < page.index(f"<h3>{column}</h3>")
+    assert page.index(f"<h3>{html.escape(first)}</h3>") < page.index(f"<h3>{html.escape(then)}</h3>")
 
 
 @pytest.mark.parametrize("content,message", [
