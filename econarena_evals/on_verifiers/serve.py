@@ -170,16 +170,20 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except (ValueError, TypeError, OSError) as exc:
         print(f"econarena-serve: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    # Ctrl-C or SIGTERM stops it (a shell's background job ignores SIGINT). The handler goes in before the
-    # address line: a harness that reads the line and sends SIGTERM at once must find it there.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # Ctrl-C or SIGTERM stops it (a shell's background job ignores SIGINT: left ignored). Both handlers go
+    # in before the address line: a harness that reads the line and signals at once must find them there,
+    # whatever this thread was doing when the signal came (a KeyboardInterrupt raised before the wait
+    # began would end the process by SIGINT).
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
     # one line a harness can read the address from
     print(f"econarena-serve: {server.name} at {server.base_url} (model name {server.name}); Ctrl-C or SIGTERM stops",
           flush=True)
     try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+        while not stop.wait(0.2):  # a timed wait: the handlers run on this thread between waits
+            pass
     finally:
         server.stop()
 
