@@ -122,7 +122,9 @@ setup(
     extras_require={
         "evals": ["evals==3.0.1.post1"],
         # markdown-it-py: the CommonMark renderer the report.md escaping test renders with
-        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "pytest-randomly>=3.16", "markdown-it-py>=3", "ruff>=0.5"],
+        "test": ["pytest>=7", "hypothesis>=6", "pytest-xdist>=3", "pytest-randomly>=3.16", "markdown-it-py>=3", "ruff>=0.5",
+                 # the exact search that proves which tournament shapes have no balanced schedule
+                 "python-sat==1.9.dev24"],
         "report": ["matplotlib>=3.5"],
         # the inspect_ai front end (docs/inspect.md): inspect eval econarena_evals/<cell>; no evals needed
         "inspect": ['inspect-ai==0.3.285; python_version >= "3.10"'],

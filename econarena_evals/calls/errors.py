@@ -225,6 +225,11 @@ def is_endpoint_failure(exc: BaseException) -> bool:
     """
     if isinstance(exc, RetryNow) or is_rate_limited(exc) or is_overloaded(exc):
         return False  # a busy endpoint is not a down one
+    stop = fatal(exc)
+    if stop is not None and stop[0] == "quota":
+        # an account out of credit, answered by an endpoint that is up: the run stops on its own line,
+        # and the calls in flight that come back refused as well must not add "presumed down" to it
+        return False
     if isinstance(exc, SeatCallError) or is_transient(exc):
         return True
     try:

@@ -15,7 +15,8 @@ How: the tables are filled one by one with the players that have sat least (ties
 meetings with those already seated, then by the seed's draw), which keeps the first balance; a
 seeded local search then swaps players between tables (which keeps it) while the sum of squared
 meetings falls, and where that leaves pairs outside the band of one around their mean, a seeded
-annealing goes on from there; last, each table's seats are given out so that each player's seat
+annealing goes on from there (four long tries, then on a small shape many short ones, each from a
+fill of its own); last, each table's seats are given out so that each player's seat
 positions even out, and any player still two apart in two positions is mended by swapping seats
 along a chain of tables (de Werra's equitable colouring: it always exists). Pure Python, no I/O:
 the same arguments give the same schedule on every machine and every Python version (no draw
@@ -38,6 +39,18 @@ SEARCHES = 4
 # 20 tables each) would otherwise hold its run's start for a minute; tables of up to 125 seats in all
 # search their full 400 swaps a seat
 MAX_STEPS = 50_000
+# short tries after the long ones, on a shape small enough that a long try fits within MAX_STEPS,
+# where the long ones leave a pair out of the band: a try gets there or not mostly by its start, not
+# its length (12 players at 6 seats, 9 tables each: a try of 10,000 swaps reaches the band a quarter
+# of the time, one of 43,200 about 40 %, in seven times as long), so many short tries beat a few long
+RESTARTS = 24
+RESTART_STEPS = 10_000
+# Shapes (players, seats, tables per player) whose counts allow the band (``pair_band_counts_allow``)
+# but that have no schedule in it at all: an exact search proves it (``bench/schedule_designs.py``,
+# a SAT encoding; tests/core/test_schedule_designs.py runs it again). 3 to 12 players, 2 to 6 seats,
+# 1 to 10 tables each; the short tries are not spent on them.
+NO_DESIGN = frozenset({(8, 4, 3), (9, 4, 3), (9, 5, 3), (10, 5, 4), (10, 6, 4), (11, 5, 3), (11, 5, 4),
+                       (11, 6, 3), (12, 5, 3), (12, 5, 4), (12, 6, 3), (12, 6, 4), (12, 6, 5)})
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,27 @@ def pair_band_counts_allow(players: int, seats: int, tables_per_player: int) -> 
                for m in range(1, players + 1))
 
 
+def balance_words(drawn: Schedule, tables_per_player: int) -> str:
+    """How balanced a drawn schedule is, as a plan line says it: tables a player, seat positions,
+    and pair meetings against their mean, with whether every pair is within one of it, and if not,
+    whether any schedule of the shape could be (the counting conditions, ``NO_DESIGN``)."""
+    tables = drawn.table_counts()
+    spread = max(max(c) - min(c) for c in drawn.position_counts())
+    meetings = list(drawn.pair_counts().values())
+    mean = sum(meetings) / len(meetings)
+    low, high = pair_band(drawn.players, drawn.seats, tables_per_player)
+    if low <= min(meetings) and max(meetings) <= high:
+        pairs = "every pair within one of it"
+    elif (not pair_band_counts_allow(drawn.players, drawn.seats, tables_per_player)
+          or (drawn.players, drawn.seats, tables_per_player) in NO_DESIGN):
+        pairs = "no schedule of this shape has every pair within one of it: docs/arena.md"
+    else:
+        pairs = "not every pair within one of it: the search did not get there"
+    positions = "each seat position within one" if spread <= 1 else f"seat positions up to {spread} apart"
+    return (f"schedule: {min(tables)}-{max(tables)} tables a player, {positions}, pairs meet "
+            f"{min(meetings)}-{max(meetings)} times (mean {mean:.2f}; {pairs})")
+
+
 def _check(players: int, seats: int, tables_per_player: int) -> None:
     if players < 2:
         raise ValueError(f"a tournament needs at least 2 players, got {players}")
@@ -150,9 +184,14 @@ def schedule(players: int, seats: int, tables_per_player: int, seed: Any) -> Sch
         fill = [list(t) for t in members]
         if not _first_search(members, players, rng):
             found = (_even_pairs(members, players, rng, steps=0)[1], members)
-            for _ in range(SEARCHES):
-                trial = [list(t) for t in fill]
-                reached, cost = _even_pairs(trial, players, rng)
+            tries = [None] * SEARCHES
+            if (400 * n_tables * seats <= MAX_STEPS
+                    and (players, seats, tables_per_player) not in NO_DESIGN):
+                tries += [RESTART_STEPS] * RESTARTS
+            for steps in tries:
+                # a short try starts from a fill of its own: where the tries go depends on their start
+                trial = [list(t) for t in fill] if steps is None else _members(players, seats, n_tables, rng)
+                reached, cost = _even_pairs(trial, players, rng, steps)
                 if cost < found[0]:
                     found = (cost, trial)
                 if reached:
@@ -252,7 +291,11 @@ def _even_pairs(tables: list[list[int]], players: int, rng: random.Random,
 
     pairs = [(a, b) for a in range(players) for b in range(a + 1, players)]
     bad = [(a, b) for a, b in pairs if not low <= meet[a][b] <= high]
-    total = sum(cost(meet[a][b]) for a, b in pairs)
+    # added one by one, not by sum(): Python 3.12's sum() of floats rounds otherwise (Neumaier's
+    # compensated sum), and a last bit's difference picks another try's tables as the best
+    total = 0.0
+    for a, b in pairs:
+        total += cost(meet[a][b])
     best, best_tables = total, [list(t) for t in tables]
     if steps == 0:
         return not bad, total

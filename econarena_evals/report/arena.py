@@ -119,7 +119,10 @@ def title(column: str, entry: Mapping[str, Any]) -> str:
 
 
 def _tables_text(entry: Mapping[str, Any]) -> str:
-    text = f"{entry['tables']} tables finished."
+    n = entry["tables"]
+    text = f"{n} table{'' if n == 1 else 's'} finished."
+    if n == 1:  # every resample is that table again: an interval of no width, which is no certainty
+        text += " One table is too few for intervals: each is that table's rating again."
     if entry.get("errored_tables"):
         text += f" {entry['errored_tables']} errored and are left out."
     if entry.get("unrated"):

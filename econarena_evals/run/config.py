@@ -15,7 +15,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ..calls.policy import CallPolicy
 from ..core.schedule import table_count
@@ -57,6 +57,15 @@ TABLES_PER_PLAYER = 20  # a melee's tables per player when the cell does not say
 # what a melee's roster is, in the paper's names: the whole roster (the default), or "senior", the top
 # five of a melee's rating played again (``econarena-senior``); a condition, so its own report column
 ENVIRONMENTS = ("melee", "senior")
+
+
+def check_roster_once(names: Sequence[str]) -> None:
+    """A melee's roster names each player once: one player is one entry, rated once (oaieval and
+    econarena-plan refuse alike; a roster file says which lines)."""
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise ValueError(f"the roster names a player twice: {twice} (oaieval P1,P2,... econarena.<cell>_melee, "
+                         "each player once)")
 
 
 def melee_args(args: Mapping[str, Any]) -> Optional[int]:

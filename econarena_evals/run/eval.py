@@ -28,7 +28,7 @@ from ..calls.state import CallState
 from ..core.answers import what_scores
 from ..core.closest import with_closest
 from ..core.prompts import prompt_text
-from ..core.schedule import Schedule, seat_roster
+from ..core.schedule import Schedule, balance_words, seat_roster
 from ..core.sessions import Session, seat_players
 from ..fns.batch_api import ENDPOINT as BATCH_ENDPOINT
 from ..fns.batch_api import batch_api, parsed
@@ -214,12 +214,12 @@ class EconArena(evals.Eval):
             prices = {name: fn.prices for name, (_, fn) in zip(self.player_names, self.roster)
                       if getattr(fn, "prices", None) is not None}
             melee = melee_lines(self.player_names, models, each, len(self.schedule.tables), self.cell.seats,
-                                self.cell.runs, prices)
+                                self.cell.runs, prices, balance_words(self.schedule, self.tables_per_player))
         estimate.kept += (len(handed_out) - len(to_play)) * self.cell.runs * self.cell.seats  # finished, copied
         # the built-in players' calls are made too (the progress line counts every answered call)
         builtin_calls = sum(1 for s in to_play for run in range(self.cell.runs) for seat in range(1, self.cell.seats + 1)
                             if not sends(s.index, seat) and not self._kept_call(s.index, run, seat))
-        progress = shell.plan(estimate, builtin_calls, progress_s)
+        progress = shell.plan(estimate, builtin_calls, progress_s, builtin_only=not sending)
         for line in melee:  # the schedule's size and each model's calls, before any call
             shell.say(f"econarena: plan: {self.name}: {line}")
         self._rounds = self._batch_rounds(recorder, len(to_play), resumption.batches if self.resume_from else {})
@@ -254,6 +254,7 @@ class EconArena(evals.Eval):
         The schedule seats the roster by name, so the order the command line lists it in changes nothing."""
         if not sessions:
             raise ValueError("a melee needs at least one session in its samples file")
+        config.check_roster_once(self._cli_names)
         self.schedule = seat_roster([name for name, _ in self.roster], self.cell.seats, self.tables_per_player,
                                     self.seed)
         return [Session(k, sessions[k % len(sessions)].drawn) for k in range(len(self.schedule.tables))]
@@ -277,6 +278,7 @@ class EconArena(evals.Eval):
         """
         if len(cli_names) != len(self.completion_fns):
             cli_names = [f"player{i + 1}" for i in range(len(self.completion_fns))]
+        self._cli_names = list(cli_names)
         distinct_opponents = list(dict.fromkeys(self.opponent_names))
         opponent_fns = {n: self.registry.make_completion_fn(n) for n in distinct_opponents}
         # A player is the model that played (econarena/chat --completion_args model=X is

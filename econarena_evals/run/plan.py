@@ -26,9 +26,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 
 from ..calls.batches import MAX_LINES
+from ..core.closest import closest
 from ..core.option_domains import outside_domain
 from ..core.prompts import PastRun, prompt_text
-from ..core.schedule import seat_roster
+from ..core.schedule import balance_words, seat_roster
 from ..core.sessions import CellConfig, Session, history_window, waves
 from ..fns.registry_files import builtin_players, packaged_registries
 from ..fns.roster import RosterError
@@ -36,7 +37,7 @@ from ..fns.roster import load as load_roster
 from ..games import cell as game_cell
 from ..games import check_cell, session_from_sample
 from ..games import get as get_game
-from .config import melee_args
+from .config import check_roster_once, melee_args
 from .evalset import members
 
 OPENAI_MODEL = re.compile(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)")
@@ -194,10 +195,11 @@ def cost_words(est: Estimate, price_in: Optional[float], price_out: Optional[flo
 
 
 def melee_lines(names: Sequence[str], models: Sequence[Optional[str]], estimates: Sequence[Estimate], tables: int,
-                seats: int, runs: int, prices: Optional[Prices] = None) -> list[str]:
+                seats: int, runs: int, prices: Optional[Prices] = None, balance: Optional[str] = None) -> list[str]:
     """A melee's plan: the schedule's size and the calls in all (who sends them, who answers in
-    process), then one line for each model (its tables, calls, tokens and, at prices given, cost) and
-    one for the built-in players, which send no request and cost nothing."""
+    process), then one line for each model (its tables, calls, tokens and, at prices given, cost), one
+    for the built-in players, which send no request and cost nothing, and last the schedule's balance
+    (``core.schedule.balance_words``), where given."""
     sent = sum(e.calls for e, m in zip(estimates, models) if m is not None)
     local = sum(e.calls for e, m in zip(estimates, models) if m is None)
     n_models = sum(m is not None for m in models)
@@ -232,6 +234,8 @@ def melee_lines(names: Sequence[str], models: Sequence[Optional[str]], estimates
             named = ", ".join(who) if len(who) <= 3 else f"{len(who)} of them"
             parts.append(f"{named}: {calls:,} calls at {plural(at, 'table')}" + (" each" if len(who) > 1 else ""))
         lines.append("built-in players, answered in process: " + "; ".join(parts))
+    if balance:
+        lines.append(balance)
     return lines
 
 
@@ -308,7 +312,10 @@ def eval_args(name: str, roots: Optional[Sequence[Path]] = None) -> tuple[str, d
     if isinstance(entry, dict) and "id" in entry:
         name, entry = entry["id"], entries.get(entry["id"])
     if not isinstance(entry, dict) or "args" not in entry:
-        raise KeyError(f"no eval {name!r} in the registry ({', '.join(map(str, roots))})")
+        known = [n for n, e in entries.items() if isinstance(e, dict) and ("args" in e or "id" in e)]
+        close = closest(name, known)
+        raise KeyError(f"no eval {name!r}" + (f"; closest: {', '.join(close)}" if close else "")
+                       + f" (registries: {', '.join(map(str, roots))})")
     return name, dict(entry["args"]), roots[0] / "data"
 
 
@@ -352,8 +359,7 @@ def plan_melee(roster: Sequence[str], name: str, tables_per_player: Optional[int
         raise ValueError(f"{full} is no melee cell: one model plays it, not a roster")
     if len(roster) < 2:
         raise ValueError(f"a melee needs a roster of at least 2 completion fns, got {len(roster)}")
-    if len(set(roster)) != len(roster):
-        raise ValueError(f"the roster names a player twice: {sorted({n for n in roster if roster.count(n) > 1})}")
+    check_roster_once(roster)
     cell = check_cell(game_cell(args))
     lines = (data / args["samples_jsonl"]).read_text(encoding="utf-8").splitlines()
     sessions = [session_from_sample(json.loads(line), cell) for line in lines if line.strip()]
@@ -372,7 +378,8 @@ def plan_melee(roster: Sequence[str], name: str, tables_per_player: Optional[int
                      sum(e.completion_reserved for e in sent),
                      counted.pop() if len(counted) == 1 else "each model's own count",
                      completion_expected=sum(e.completion_expected for e in sent))
-    return full, total, melee_lines(list(roster), models, each, len(drawn.tables), cell.seats, cell.runs, prices)
+    return full, total, melee_lines(list(roster), models, each, len(drawn.tables), cell.seats, cell.runs, prices,
+                                    balance_words(drawn, per_player))
 
 
 def evals_of(name: str) -> list[str]:
@@ -447,7 +454,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                       if total is not None else said)
             total = est if total is None else total + est
     except (KeyError, OSError, ValueError) as exc:
-        print(f"econarena-plan: {exc}", file=sys.stderr)
+        # a KeyError's str() is its message quoted: the message is what the user reads
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"econarena-plan: {said}", file=sys.stderr)
         return 2
     assert total is not None
     if len(names) > 1:

@@ -201,7 +201,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
         prog="econarena-run", description=__doc__.split("\n\n")[0].replace("``", ""),
         epilog="Any other argument goes to each oaieval unchanged, e.g. --max_samples 5.")
     parser.add_argument("fn", help="the completion fn, as oaieval takes it (gpt-4, econarena/chat:gpt-4o, A,B ...)")
-    parser.add_argument("eval_set", help="an EconArena eval set: econarena, econarena-arena, econarena-full")
+    parser.add_argument("eval_set", help="an EconArena eval set: econarena, econarena-arena, econarena-full, econarena-melee (a roster: P1,P2,... as the model)")
     parser.add_argument("--out", required=True, type=Path,
                         help="the run's folder: one log per eval under DIR/<fn>-<hash of the condition>/")
     for flag, metavar in (("--price-in", "PER_MILLION"), ("--price-out", "PER_MILLION"), ("--batch-discount", "SHARE")):

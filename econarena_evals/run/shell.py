@@ -95,10 +95,15 @@ class Shell:
             "finished run(s) and %d other answered seat call(s) kept)", source, handed_out - to_play, to_play,
             replayed, kept_runs, kept_calls)
 
-    def plan(self, estimate: Estimate, builtin_calls: int, progress_s: Optional[float] = None) -> Progress:
+    def plan(self, estimate: Estimate, builtin_calls: int, progress_s: Optional[float] = None,
+             builtin_only: bool = False) -> Progress:
         """Say the plan (and put it in the log, so that the report can set what was paid beside what
-        was foreseen); the progress lines of the play to come."""
+        was foreseen); the progress lines of the play to come. ``builtin_only``: built-in players play
+        every seat, and the figures are what a model would send in their place."""
         also = f" (and {builtin_calls:,} of built-in players, which send no request)" if builtin_calls else ""
+        if builtin_only:
+            also = (": built-in players answer every call in process and send none of it (no request, no cost); "
+                    "the figures are what a model would send in their seats")
         print(f"econarena: plan: {self.name}: {estimate.line()}{also}", file=sys.stderr, flush=True)
         # a resumed run names the log it resumed from: the report uses this one in its place, even
         # where the two differ in what names a player (the endpoint fixed before the resume)

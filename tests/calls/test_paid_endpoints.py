@@ -86,6 +86,16 @@ def test_a_quota_that_runs_out_stops_the_run_at_once(limited, tmp_path):
     assert 0 <= limiter.answered - 5 * len(log.runs) <= 4 * 10
 
 
+def test_a_quota_at_the_default_concurrency_is_not_called_an_endpoint_down(limited, tmp_path):
+    """Every call in flight when the quota runs out comes back refused: more than the breaker's 20 in a
+    row, from an endpoint that is up. The stop says quota, and nothing of an endpoint not answering."""
+    server, limiter = limited(rpm=60_000, quota_requests=150)
+    proc = run(server, "econarena/chat:gpt-4o", "beauty_L", tmp_path / "log.jsonl")
+    assert proc.returncode == 4 and limiter.quota_refused > 20  # more refusals than the breaker's threshold
+    (stopped,) = [line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped:")]
+    assert "quota is used up" in stopped and "presumed down" not in stopped and "not answering" not in stopped
+
+
 def test_a_refused_key_stops_the_run_with_one_line(tmp_path):
     server = OpenAIServer(scripted, models=("gpt-4",), azure_key="right-key").start()  # any bearer key: 404/401
     try:

@@ -61,6 +61,8 @@ def test_which_errors_wait_which_retry_and_which_stop_the_run():
     assert is_rate_limited(limited) and fatal_cause(limited) is None and not is_endpoint_failure(limited)
     quota = status_error(429, "insufficient_quota", "You exceeded your current quota")
     assert not is_rate_limited(quota) and "quota" in fatal_cause(quota)
+    # the endpoint is up: its breaker counts no quota refusal (the run stops on the quota's own line)
+    assert not is_endpoint_failure(quota) and not is_endpoint_failure(status_error(402, "billing_error"))
     for status, code in ((401, "invalid_api_key"), (403, "forbidden"), (404, "model_not_found")):
         assert str(status) in fatal_cause(status_error(status, code))
     too_long = status_error(400, "context_length_exceeded", "This model's maximum context length is 8192 tokens")

@@ -104,3 +104,13 @@ def test_a_report_of_melee_logs_alone_counts_them_and_shows_no_empty_table_of_co
     flat = " ".join(summary.split())
     assert flat.startswith(said) and no_columns in flat
     assert "sessions  errored  status" not in summary and summary.count("\narena ") == 2
+
+
+def test_a_tournament_of_one_finished_table_says_its_intervals_are_no_certainty():
+    """A bootstrap over one table draws that table every time: its intervals have no width."""
+    from econarena_evals.report.arena import _tables_text
+
+    one = _tables_text({"tables": 1})
+    assert one.startswith("1 table finished.") and "too few for intervals" in one
+    three = _tables_text({"tables": 3})
+    assert three == "3 tables finished."

@@ -58,6 +58,14 @@ def test_a_melee_seats_the_whole_roster_and_evaluates_every_seat(tmp_path):
     tags = [e["data"][SEAT_TAG] for e in events if e.get("type") == "sampling"]
     assert len(tags) == len(seated) == TABLES * 10 * 5
     assert all(seated[(t["session"], t["run"], t["seat"])] == t["player"] for t in tags)
+    # the plan's balance line says what the log's tables hold: each pair's meetings from its seating
+    at_table = {}
+    for (table, _, _), player in seated.items():
+        at_table.setdefault(table, set()).add(player)
+    names = sorted({p for ps in at_table.values() for p in ps})
+    meetings = [sum(a in ps and b in ps for ps in at_table.values()) for i, a in enumerate(names) for b in names[i + 1:]]
+    (balance,) = [x for x in plan if ": schedule: " in x]
+    assert f"pairs meet {min(meetings)}-{max(meetings)} times (mean {sum(meetings) / len(meetings):.2f}; " in balance
     tables_of = Counter(p for (table, run, _), p in seated.items() if run == 0)
     assert set(tables_of) == set(ROSTER) and max(tables_of.values()) - min(tables_of.values()) <= 1
     # each table's session event holds the metrics of every player that sat there, and only theirs
@@ -97,6 +105,11 @@ def test_a_melee_needs_two_players_and_takes_no_opponents(tmp_path):
     proc = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--record_path", str(tmp_path / "x.jsonl"),
                     "--extra_eval_params", "tables_per_player=3"], base_env(), cwd=tmp_path, returncode=2)
     assert "tables_per_player is a melee's" in proc.stderr
+    # one player named twice is no roster of two (econarena-plan refuses it the same way), and no log is left
+    proc = run_cli([cli("oaieval"), "econarena/nash,econarena/nash,econarena/random", "econarena.beauty_L_melee",
+                    "--record_path", str(tmp_path / "twice.jsonl")], base_env(), cwd=tmp_path, returncode=2)
+    assert "econarena: the roster names a player twice: ['econarena/nash']" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "twice.jsonl").exists()
 
 
 def test_the_inspect_front_end_lists_no_melee_cell():

@@ -244,6 +244,15 @@ def test_plan_options_outside_their_domain_are_refused(option, value, message, c
     assert out == "" and err.splitlines() == [f"econarena-plan: {message}"]
 
 
+def test_plan_refuses_an_unknown_eval_with_the_closest_names_unquoted(capsys):
+    from econarena_evals.run.plan import main
+
+    assert main(["gpt-4o", "econarena.beauty_X"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(
+        "econarena-plan: no eval 'econarena.beauty_X'; closest: econarena.beauty_L, econarena.beauty_M") and err.count("\n") == 1
+
+
 @pytest.mark.e2e
 def test_the_plan_cli_refuses_an_option_outside_its_domain_in_one_line():
     option, value, message = PLAN_OPTION_DOMAINS[0]
@@ -315,3 +324,21 @@ def test_a_disk_full_before_the_run_starts_ends_in_one_line_before_any_call(mode
     assert said == [f"econarena: stopped: the log cannot be written: {disk / 'log.jsonl'} on {disk} "
                     "(0 B free of 64.0 KiB): [Errno 28] No space left on device"], err[-3000:]
     assert chat_requests(server) == before
+
+
+@pytest.mark.e2e
+def test_a_built_in_players_plan_says_it_sends_nothing(tmp_path):
+    """Self-play of a built-in player: the figures are what a model would send, and the line says so."""
+    proc = run_cli([cli("oaieval"), "econarena/nash", "econarena.beauty_L", "--max_samples", "1",
+                    "--record_path", str(tmp_path / "nash.jsonl")], base_env(), cwd=tmp_path)
+    (plan,) = [line for line in proc.stderr.splitlines() if line.startswith("econarena: plan: ")]
+    assert plan.startswith("econarena: plan: econarena.beauty_L.dev.v0: 50 seat calls (1 session); prompts ~")
+    assert plan.endswith("built-in players answer every call in process and send none of it (no request, no cost); "
+                         "the figures are what a model would send in their seats")
+
+
+def test_plan_refuses_a_roster_naming_a_player_twice_as_oaieval_does(capsys):
+    from econarena_evals.run.plan import main
+
+    assert main(["econarena/nash,econarena/nash,econarena/random", "econarena.beauty_L_melee"]) == 2
+    assert capsys.readouterr().err.startswith("econarena-plan: the roster names a player twice: ['econarena/nash']")
