@@ -60,7 +60,10 @@ class SeatOutcome:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SeatOutcome":
         action = d["action"]
-        return cls(
+        seat = object.__new__(cls)
+        # the fields set as a frozen dataclass's __init__ sets them (it has no __post_init__), without its
+        # object.__setattr__ call per field: a report reads every seat of every run of hundreds of logs
+        seat.__dict__.update(
             seat=int(d["seat"]),
             player=str(d["player"]),
             action=None if action is None else float(action),
@@ -69,6 +72,7 @@ class SeatOutcome:
             ne_action=float(d["ne_action"]),
             ne_payoff=float(d["ne_payoff"]),
         )
+        return seat
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -156,6 +157,33 @@ class EvalLog:
         return rescore_events(self.runs, self.players, sessions=[int(s["session"]) for s in self.sessions])
 
 
+@dataclass
+class HeldCalls:
+    """The data of the seat calls of a log's first ``sessions`` sessions by index (None: of every session),
+    kept by ``read_log`` as it decodes them: the calls a report's transcripts show (``transcripts.read_calls``),
+    which then need not be read and decoded from the file a second time. Bounded as those transcripts are: a
+    session's calls are let go as soon as ``sessions`` lower sessions have calls (it cannot be among the first)."""
+
+    sessions: Optional[int]
+    # session -> (session, run, seat) -> the first call tagged with it (``EvalLog.call_at``'s)
+    by_session: dict[int, dict[tuple[int, int, int], dict[str, Any]]] = field(default_factory=dict)
+    top: int = -1  # the highest session held: a call of a higher one, once ``sessions`` are held, is not kept
+
+    def add(self, seat_key: tuple[int, int, int], data: dict[str, Any]) -> None:
+        held = self.by_session.get(seat_key[0])
+        if held is None:
+            if self.sessions is not None and len(self.by_session) >= self.sessions:
+                if seat_key[0] > self.top:
+                    return
+                self.by_session.pop(self.top, None)
+            held = self.by_session[seat_key[0]] = {}
+            self.top = max(self.by_session)
+        held.setdefault(seat_key, data)
+
+    def get(self, seat_key: tuple[int, int, int]) -> Optional[dict[str, Any]]:
+        return self.by_session.get(seat_key[0], {}).get(seat_key)
+
+
 def rescore_events(run_events: Iterable[Mapping[str, Any]], players: Sequence[str],
                    sessions: Iterable[int] = ()) -> tuple[dict[int, Any], dict[str, Any]]:
     """Per-session metrics (``metrics.rescore_sessions``) and the final report they make, as the
@@ -257,6 +285,8 @@ def _number(x: Any) -> bool:
 
 
 def _index(x: Any, low: int = 0, high: int = 10**6) -> bool:
+    if type(x) is int:  # what a log holds: decided without the isinstance tests (millions of calls a report)
+        return low <= x <= high
     return isinstance(x, int) and not isinstance(x, bool) and low <= x <= high
 
 
@@ -300,6 +330,14 @@ def run_event_problem(data: dict[str, Any]) -> Optional[str]:
     return _run_event_check(data)[0]
 
 
+_INF = float("inf")
+
+
+def _game_number(x: Any) -> bool:
+    """``_number``, decided for a float (what an outcome holds) without its calls."""
+    return -MAX_NUMBER <= x <= MAX_NUMBER if type(x) is float else _number(x)
+
+
 def _within_bound(values: Iterable[Any]) -> bool:
     """``_number`` of every number (int or float, not bool) among ``values`` (a list among them is no
     number): the same test, made without a call per number (a run event holds hundreds). NaN fails
@@ -323,17 +361,19 @@ def _run_event_check(data: dict[str, Any]) -> tuple[Optional[str], Optional[RunO
         return "seats must be a list of objects", None
     for i, seat in enumerate(seats, start=1):
         action = seat.get("action")
+        # a float action is a number when finite (NaN fails both comparisons): action_number's answer, without its call
         if seat.get("seat") != i or not isinstance(seat.get("player"), str) or not isinstance(seat.get("valid"), bool) \
-                or not (action_number(action) or (action is None and not seat["valid"])):
+                or not ((-_INF < action < _INF) if type(action) is float else
+                        (action_number(action) or (action is None and not seat["valid"]))):
             return f"seat {i}: seat, player, valid or action is not what the eval writes", None
     # the numbers of the event's fields and of its lists' items (one level down, as the eval writes them)
-    if not all(_within_bound(v) if isinstance(v, list) else _within_bound((v,)) for v in data.values()):
+    if not _within_bound(data.values()) or not all(_within_bound(v) for v in data.values() if isinstance(v, list)):
         return f"a number that is not finite or past {MAX_NUMBER:g}", None
     try:  # the game's own reading of the event: what the report and the re-score need of it
         outcome = outcome_from_event(data)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as exc:
         return f"{type(exc).__name__}: {exc}", None
-    if not outcome.scale > 0 or not all(_number(s.payoff) and _number(s.ne_action) for s in outcome.seats):
+    if not outcome.scale > 0 or not all(_game_number(s.payoff) and _game_number(s.ne_action) for s in outcome.seats):
         return "its range or a payoff is not a positive finite number", None
     low, high = get_game(outcome.game).action_range(data)
     if any(s.valid and s.action is not None and not low <= s.action <= high for s in outcome.seats):
@@ -381,25 +421,29 @@ PLAN_SHAPE = {"calls": int, "sessions": int, "prompt_tokens": int, "completion_r
               "counted": str, RESUMED_FROM: str}
 
 
-def add_usage(usage: dict[str, dict[str, int]], data: Mapping[str, Any]) -> None:
-    """Count one seat call's tokens to its player in ``usage`` (``EvalLog.usage``'s shape); a usage
-    field that is no count is not counted."""
+def call_counts(data: Mapping[str, Any]) -> Optional[tuple[str, tuple[int, ...]]]:
+    """One seat call's player (its seat tag's) and what it adds to each of ``USAGE_FIELDS``, in that
+    order; None for a seat tag that names no player. A usage field that is no count adds nothing."""
     tag = data[SEAT_TAG]
-    if not isinstance(tag, (dict, Mapping)) or not isinstance(tag.get("player"), str):
-        return
-    counts = usage.setdefault(tag["player"], dict.fromkeys(USAGE_FIELDS, 0))
-    counts["calls"] += 1
-    by_batch = bool(data.get(BATCH_ID))
-    counts["batch_calls"] += by_batch
+    if not (type(tag) is dict or isinstance(tag, AbcMapping)) or not isinstance(tag.get("player"), str):
+        return None
+    by_batch = 1 if data.get(BATCH_ID) else 0
     reported = data.get("usage")
-    if not isinstance(reported, (dict, Mapping)) or not _index(reported.get("prompt_tokens"), high=10**9):
-        return
-    counts["reported"] += 1
-    counts["reasoning"] += _index(reported.get(USAGE_KEYS[2][1]), high=10**9)
-    for name, key in USAGE_KEYS:
-        counts[name] += reported[key] if _index(reported.get(key), high=10**9) else 0
-        if by_batch and name != "reasoning_tokens":
-            counts[f"batch_{name}"] += reported[key] if _index(reported.get(key), high=10**9) else 0
+    # no usage at all (a built-in player's call) is the common case: decided before the slower Mapping test
+    if reported is None or not (type(reported) is dict or isinstance(reported, AbcMapping)) \
+            or not _index(reported.get("prompt_tokens"), high=10**9):
+        return tag["player"], (1, 0, 0, 0, 0, 0, by_batch, 0, 0)
+    prompt, completion, reasoning = (reported[key] if _index(reported.get(key), high=10**9) else 0
+                                     for _, key in USAGE_KEYS)
+    said = 1 if _index(reported.get(USAGE_KEYS[2][1]), high=10**9) else 0
+    return tag["player"], (1, 1, said, prompt, completion, reasoning, by_batch, prompt * by_batch,
+                           completion * by_batch)
+
+
+def summed_counts(calls: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """``USAGE_FIELDS``' counts of ``calls`` (``call_counts``' tuples), summed a field at a time: a log's
+    thousands of calls added once, where it has been read through, rather than field by field as read."""
+    return dict(zip(USAGE_FIELDS, map(sum, zip(*calls)))) if calls else dict.fromkeys(USAGE_FIELDS, 0)
 
 
 RUNNING = "running"  # status_of: a live run still writes the log
@@ -417,24 +461,60 @@ def status_of(log: EvalLog) -> str:
     return "errored" if any(s.get("errored") for s in log.sessions) or not log.sessions else "finished"
 
 
-def read_log(path: Path) -> EvalLog:
+def read_log(path: Path, held: Optional[HeldCalls] = None) -> EvalLog:
     """Read a whole log; the EvalLog is complete when returned (``players`` is cached from it).
     A bad line or event is named in ``problems`` and skipped; a log holding more than one run id
-    keeps nothing but its spec and the problem (``mixed``)."""
+    keeps nothing but its spec and the problem (``mixed``). ``held``: where the calls of its first
+    sessions are kept as they are read (an evals JSONL log's: its seat calls have offsets in the file)."""
     log = EvalLog(path=Path(path))
     reading = Reading()
     copied: set[Any] = set()  # sessions and (session, run)s a resume copied from the log it resumed from
-    by_run: dict[tuple[Any, Any], dict[str, dict[str, int]]] = {}  # (session, run) -> usage of its other calls
-    calls_by_run: dict[tuple[Any, Any], int] = {}  # (session, run) -> its other seat calls
+    # each player's seat calls' counts (``call_counts``), and those of the calls a resume kept, summed at the end
+    usage: dict[str, list[tuple[int, ...]]] = {}
+    kept_usage: dict[str, list[tuple[int, ...]]] = {}
+    # (session, run) -> its other seat calls (player and counts, or None for a tag naming no player)
+    by_run: dict[tuple[Any, Any], list[Optional[tuple[str, tuple[int, ...]]]]] = {}
     bad_spec = None
     # an inspect_ai log of the inspect front end, a verifiers run of the verifiers one, read as the
     # same rows (``inspect_log``, ``verifiers_log``)
     rows = (iter_inspect_rows(path, reading) if is_inspect_log(path) else
-            iter_verifiers_rows(path, reading) if is_verifiers_log(path) else iter_rows(path, reading))
+            iter_verifiers_rows(path, reading) if is_verifiers_log(path) else None)
+    if rows is None:
+        rows = iter_rows(path, reading)
+    else:  # another front end's rows: their calls are read again as ``transcripts`` reads them, never held
+        held = None
     outcomes: dict[int, RunOutcome] = {}  # id of each run event kept -> its outcome, for the re-score
     for lineno, row in rows:
         kind, data = row.get("type"), row.get("data")
-        if "spec" in row:
+        # a seat call first: most of a log's lines (a line with a spec or a final report is that, whatever its type)
+        if kind == "sampling" and isinstance(data, dict) and "spec" not in row and "final_report" not in row:
+            log.calls += SEAT_TAG in data
+            if SEAT_TAG in data:
+                counted = call_counts(data)
+                if counted is not None:
+                    usage.setdefault(counted[0], []).append(counted[1])
+                tag = data[SEAT_TAG]
+                if data.get(RESUMED_FROM):
+                    if counted is not None:
+                        kept_usage.setdefault(counted[0], []).append(counted[1])
+                    log.kept_calls += 1
+                elif isinstance(tag, dict) and isinstance(tag.get("session"), int) and isinstance(tag.get("run"), int):
+                    # kept if its session or its run was copied: known once the whole log is read
+                    by_run.setdefault((tag["session"], tag["run"]), []).append(counted)
+                key = (_seat_key_number(tag.get("session"), tag.get("run"), tag.get("seat"))
+                       if isinstance(tag, dict) else None)
+                if key is not None:
+                    log.call_keys.append(key)
+                    log.call_offsets.append(reading.offset)
+                    if held is not None:
+                        held.add((tag["session"], tag["run"], tag["seat"]), data)
+            else:
+                log.untagged_calls += 1
+            if data.get("requested_model"):
+                seen = log.answered_as.setdefault(str(data["requested_model"]), {})
+                answered = str(data.get("model"))
+                seen[answered] = seen.get(answered, 0) + 1
+        elif "spec" in row:
             why = shape_problem(row["spec"], SPEC_SHAPE)
             if why:
                 bad_spec = f"line {lineno}: the run spec's {why}: {NOT_AN_EVALS_LOG} as oaieval writes one"
@@ -496,37 +576,14 @@ def read_log(path: Path) -> EvalLog:
             if data.get("status") in ("submitted", "attached") and isinstance(data.get("batch_id"), str):
                 if data["batch_id"] not in log.batches:
                     log.batches.append(data["batch_id"])
-        elif kind == "sampling" and isinstance(data, dict):
-            log.calls += SEAT_TAG in data
-            if SEAT_TAG in data:
-                add_usage(log.usage, data)
-                tag = data[SEAT_TAG]
-                if data.get(RESUMED_FROM):
-                    add_usage(log.kept_usage, data)
-                    log.kept_calls += 1
-                elif isinstance(tag, dict) and isinstance(tag.get("session"), int) and isinstance(tag.get("run"), int):
-                    # kept if its session or its run was copied: known once the whole log is read
-                    add_usage(by_run.setdefault((tag["session"], tag["run"]), {}), data)
-                    calls_by_run[(tag["session"], tag["run"])] = calls_by_run.get((tag["session"], tag["run"]), 0) + 1
-                key = (_seat_key_number(tag.get("session"), tag.get("run"), tag.get("seat"))
-                       if isinstance(tag, dict) else None)
-                if key is not None:
-                    log.call_keys.append(key)
-                    log.call_offsets.append(reading.offset)
-            else:
-                log.untagged_calls += 1
-            if data.get("requested_model"):
-                seen = log.answered_as.setdefault(str(data["requested_model"]), {})
-                answered = str(data.get("model"))
-                seen[answered] = seen.get(answered, 0) + 1
-    for (session, run), usage in by_run.items():
+    for (session, run), calls in by_run.items():
         if session in copied or (session, run) in copied:
-            for player, counts in usage.items():
-                kept = log.kept_usage.setdefault(player, dict.fromkeys(USAGE_FIELDS, 0))
-                for k, n in counts.items():
-                    kept[k] += n
-    log.kept_calls += sum(n for (session, run), n in calls_by_run.items()
-                          if session in copied or (session, run) in copied)
+            log.kept_calls += len(calls)
+            for counted in calls:
+                if counted is not None:
+                    kept_usage.setdefault(counted[0], []).append(counted[1])
+    log.usage = {player: summed_counts(calls) for player, calls in usage.items()}
+    log.kept_usage = {player: summed_counts(calls) for player, calls in kept_usage.items()}
     for session, why in sorted(_disagreeing_sessions(log.runs).items()):
         reading.note(f"session {session}: {why}: its run events skipped")
         log.runs = [r for r in log.runs if r["session"] != session]
@@ -547,6 +604,8 @@ def read_log(path: Path) -> EvalLog:
         log.calls, log.stop, log.usage, log.plan, log.batches = 0, None, {}, None, []
         log.kept_usage, log.kept_calls, log.forged, log.resumed_from, log.contradicted = {}, 0, [], None, []
         log.call_keys, log.call_offsets = array("q"), array("q")
+        if held is not None:
+            held.by_session.clear()
         return log
     if reading.refused:
         return log

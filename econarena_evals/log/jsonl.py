@@ -84,12 +84,20 @@ except ImportError:  # pragma: no cover - orjson is a dependency; a venv without
 # What orjson reads otherwise than json, so that such a line goes to json: a lone surrogate escape (json
 # reads it, orjson refuses the line) and an integer past 64 bits (json reads it exactly, orjson as a
 # float), found as a run of 19 digits (a regular expression would take longer than the decoding).
-_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))  # every digit 0, all else a space
+# The same pass counts the line's brackets for ``_bounded``: "[" and "{" become "(", so one count of the
+# translated bytes is the two counts of the text (no byte of a character past ASCII is either of them).
+_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x28 if i in (0x5B, 0x7B) else 0x20
+                for i in range(256))  # every digit 0, every opening bracket (, all else a space
 _LONG_RUN = b"0" * 19
 
 
-def _json_only(text: str) -> bool:
-    return bool(_SURROGATE_ESCAPE.search(text)) or _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
+def _scanned(text: str) -> bytes:
+    """``text``'s UTF-8 through ``_DIGITS``: its runs of digits and its opening brackets."""
+    return text.encode("utf-8", "surrogatepass").translate(_DIGITS)
+
+
+def _json_only(text: str, scanned: Optional[bytes] = None) -> bool:
+    return bool(_SURROGATE_ESCAPE.search(text)) or _LONG_RUN in (_scanned(text) if scanned is None else scanned)
 
 
 # No line the eval or oaieval writes nests deeper than 6 (a players event with a JSON schema among its
@@ -121,10 +129,11 @@ def _too_deep(row: Any) -> bool:
     return False
 
 
-def _bounded(row: Any, text: str) -> Any:
+def _bounded(row: Any, text: str, scanned: Optional[bytes] = None) -> Any:
     """``row`` if no deeper than ``MAX_DEPTH``, else ``TooDeep``; the walk is skipped when the line has
-    too few brackets to be that deep (all but a few lines)."""
-    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(row):
+    too few brackets to be that deep (all but a few lines). ``scanned``: ``_scanned(text)``, if made."""
+    brackets = text.count("[") + text.count("{") if scanned is None else scanned.count(b"(")
+    if brackets > MAX_DEPTH and _too_deep(row):
         raise TooDeep()
     return row
 
@@ -146,13 +155,15 @@ def decode_row(text: str) -> Any:
     The row is json's (``_json_row``), to the type and the bit, whether orjson is installed or not:
     orjson reads the lines it reads as json does, and what it refuses (NaN, Infinity, 1e400, deep
     nesting, what is no JSON) json reads, or refuses, as always; both are held to one depth."""
-    if _fast_loads is not None and not _json_only(text):
-        try:
-            row = _fast_loads(text)
-        except ValueError:
-            pass
-        else:
-            return _bounded(row, text)
+    if _fast_loads is not None:
+        scanned = _scanned(text)
+        if not _json_only(text, scanned):
+            try:
+                row = _fast_loads(text)
+            except ValueError:
+                pass
+            else:
+                return _bounded(row, text, scanned)
     return _json_row(text)
 
 
@@ -281,7 +292,7 @@ def iter_lines(path: Path, reading: Optional[Reading] = None) -> Iterator[tuple[
                 reading.note(f"line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MiB, skipped")
                 continue
             text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
+            if not text or text.isspace():  # ``not text.strip()``, without a copy of every line
                 continue
             if first:
                 first = False

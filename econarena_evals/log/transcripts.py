@@ -18,6 +18,7 @@ Nothing here imports evals; a reply is only ever parsed (``core.answers``), neve
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -25,7 +26,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from ..core.answers import NO_ANSWER, answer_object, rule_break_kind
 from ..games import get as get_game
 from . import old_logs
-from .evallog import EvalLog
+from .evallog import EvalLog, HeldCalls
 from .jsonl import iter_lines, lines_at
 from .seat_tag import SeatKey, reply_and_reason, sampling_row, tagged_seat_key
 
@@ -47,8 +48,16 @@ class Call:
         obj = answer_object(self.reply)
         if obj is None:
             return {}
-        return {k: (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))
+        return {k: (v if isinstance(v, str) else _json_text(v))
                 for k, v in obj.items() if k in ("understanding", "choice", "reason")}
+
+
+def _json_text(v: Any) -> str:
+    """``json.dumps(v, ensure_ascii=False, default=str)``; a plain int or finite float (most choices) as json
+    writes it, without a JSON encoder made for it (one per call: every kept call of every log)."""
+    if type(v) is int or (type(v) is float and math.isfinite(v)):
+        return repr(v)
+    return json.dumps(v, ensure_ascii=False, default=str)
 
 
 @dataclass
@@ -113,19 +122,20 @@ class Filing:
             _file_rule_break(self.out, seat_key, self.seat_rows, self.events, reply, finish)
 
 
-def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int]) -> LogCalls:
+def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int],
+               held: Optional[HeldCalls] = None) -> LogCalls:
     """The calls of ``keep_sessions``, and why each invalid seat of ``players`` broke the rules (every
     session), read from ``log``.
 
     Every seat call of a log this version writes carries its seat tag: the calls are grouped by it,
-    read one by one where the log's first pass found them (``EvalLog.call_at``), else by one stream
-    over the log's lines. A log with untagged calls (written before the tag) is read by placing each
-    call from what its prompt states (``old_logs``)."""
+    read one by one where the log's first pass found them (``EvalLog.call_at``; those that pass kept,
+    ``held``, are taken from there), else by one stream over the log's lines. A log with untagged calls
+    (written before the tag) is read by placing each call from what its prompt states (``old_logs``)."""
     filing = Filing(log, players, keep_sessions)
     if filing.needed:
         if log.untagged_calls or not log.calls:
             old_logs.read_untagged(log, filing)
-        elif not _at_offsets(log, filing):
+        elif not _at_offsets(log, filing, held):
             _stream_tagged(log, filing)
     out = filing.out
     for seat_key in sorted(filing.invalid - filing.found):  # no reply on record: the call failed, or was never recorded
@@ -133,16 +143,22 @@ def read_calls(log: EvalLog, players: Sequence[str], keep_sessions: Iterable[int
     return out
 
 
-def _at_offsets(log: EvalLog, filing: Filing) -> bool:
-    """The wanted calls read one by one where the log's first pass found them; False, having filed
-    nothing, if any line read is not the call its tag promised."""
+def _at_offsets(log: EvalLog, filing: Filing, held: Optional[HeldCalls] = None) -> bool:
+    """The wanted calls read one by one where the log's first pass found them (or as that pass kept
+    them: ``held``, the same calls); False, having filed nothing, if any line read is not the call its
+    tag promised. Filed in the file's order either way."""
     got = []
     offsets = sorted(log.call_at(filing.needed).items(), key=lambda item: item[1])
-    for (seat_key, _), line in zip(offsets, lines_at(log.path, [offset for _, offset in offsets])):
-        row = sampling_row(line) if line is not None else None
-        if row is None or tagged_seat_key(row["data"]) != seat_key:
-            return False
-        got.append((seat_key, row["data"]))
+    kept = [held.get(seat_key) if held is not None else None for seat_key, _ in offsets]
+    lines = lines_at(log.path, [offset for (_, offset), data in zip(offsets, kept) if data is None])
+    for (seat_key, _), data in zip(offsets, kept):
+        if data is None:
+            line = next(lines, None)
+            row = sampling_row(line) if line is not None else None
+            if row is None or tagged_seat_key(row["data"]) != seat_key:
+                return False
+            data = row["data"]
+        got.append((seat_key, data))
     filing.out.sampling_events = log.calls
     for seat_key, data in got:
         filing.file(seat_key, data)

@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from ..core.answers import RULE_BREAK_KINDS
 from ..core.redact import redact_command, redact_text
 from ..games import report_labels
-from ..log.evallog import EvalLog
+from ..log.evallog import EvalLog, HeldCalls
 from ..log.format import metric_key
 from ..log.transcripts import MAX_REPLY_CHARS, LogCalls, read_calls, transcript_sessions
 from ..score.intervals import BOOTSTRAP_RESAMPLES
@@ -88,11 +88,14 @@ def _fmt(mean: Optional[float], ci: Optional[Sequence[Optional[float]]] = None) 
 def _num(x: Any) -> Any:
     """A number as the page shows it: at most 6 decimals, whole numbers as integers."""
     if x.__class__ is float:
+        # a whole number (most of a log's actions and payoffs) is its own rounding: no decimal conversion
+        if x.is_integer() and -1e15 < x < 1e15:
+            return int(x)
         if x != x or x in (math.inf, -math.inf):
             return None
         r = round(x, 6)
         return int(r) if r.is_integer() and -1e15 < r < 1e15 else r
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
+    if x.__class__ is int or isinstance(x, bool) or not isinstance(x, (int, float)):
         return x
     return _num(float(x)) if isinstance(x, float) else x
 
@@ -124,6 +127,17 @@ class Strings:
             self.items.append(s)
         return i
 
+    def ids(self, lines: Iterable[str]) -> list[int]:
+        """``[self(s) for s in lines]``, in one call: a prompt's dozens of lines, for every kept call."""
+        index, items, out = self.index, self.items, []
+        for s in lines:
+            i = index.get(s)
+            if i is None:
+                i = index[s] = len(items)
+                items.append(s)
+            out.append(i)
+        return out
+
 
 # ---- the data of the session browser ----
 
@@ -137,7 +151,7 @@ def _prompt(prompt: Any, strings: Strings) -> list[Any]:
         content = m.get("content")
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False, default=str)
-        out.append([str(m.get("role", "")), [strings(line) for line in content.split("\n")]])
+        out.append([str(m.get("role", "")), strings.ids(content.split("\n"))])
     return out
 
 
@@ -240,11 +254,12 @@ def _members(data: Mapping[str, Any]) -> str:
     return json_for_script(data)[1:-1]
 
 
-def log_piece(log: EvalLog, limit: Optional[int]) -> LogPiece:
-    """``log``'s part of the browser (``LogPiece``): its kept calls read again from the file, its grids built."""
+def log_piece(log: EvalLog, limit: Optional[int], held: Optional[HeldCalls] = None) -> LogPiece:
+    """``log``'s part of the browser (``LogPiece``): its kept calls read again from the file (those its
+    reader kept, ``held``, taken from there), its grids built."""
     keep = transcript_sessions(log, limit)
     rows = log.players[:1]  # the evaluated player: ``Chosen.players``
-    calls = read_calls(log, rows, keep)
+    calls = read_calls(log, rows, keep, held)
     head, players, sessions = _log_parts(log, rows, calls, keep)
     strings = Strings()
     kept = _kept_calls(calls, strings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..log.evallog import EvalLog, read_log
+from ..log.evallog import EvalLog, HeldCalls, read_log
 from . import html as report_html
 from .analysis import diagnostics
 
@@ -20,13 +20,15 @@ from .analysis import diagnostics
 def read_for_report(path: Path, transcripts: Optional[int]) -> EvalLog:
     """``read_log(path)``, with the diagnostics of its evaluated player and its part of the browser
     (``transcripts``: sessions per log whose calls it keeps) in ``derived``."""
-    log = read_log(path)
+    # the calls its transcripts show, kept as the log is read, so that the browser's part need not read them again
+    held = HeldCalls(transcripts) if transcripts != 0 else None
+    log = read_log(path, held)
     if log.mixed or not log.spec or not log.is_econarena or not log.players:
         return log
     player = log.players[0]  # the row's player: ``Chosen.players``
     try:
         log.derived["diagnostics"] = {player: diagnostics(log, player)}
-        log.derived["browser"] = report_html.log_piece(log, transcripts)
+        log.derived["browser"] = report_html.log_piece(log, transcripts, held)
     except Exception:  # noqa: BLE001 - where the report uses this log, it does the work again, and fails there as before
         log.derived.clear()
     return log

@@ -50,21 +50,29 @@ def convergence_window(runs: int) -> int:
 
 def session_metrics(runs: Sequence[RunOutcome], player: str) -> Optional[dict[str, float]]:
     """The six metrics over ``player``'s (run, seat) pairs; ``runs`` in run order. None if it sat nowhere."""
-    pairs = [(r, s) for r in runs for s in r.seats if s.player == player]
-    if not pairs:
+    # one pass over the player's (run, seat) pairs, in run order: each part's terms, in the order a part
+    # sums them; the convergence window's distances are the last of them (its runs are the last runs)
+    ratios, distances, shares, valid = [], [], [], []
+    late_from = len(runs) - convergence_window(len(runs))
+    late_start = 0
+    for i, r in enumerate(runs):
+        if i == late_from:
+            late_start = len(distances)
+        share = get_game(r.game).win_share
+        for s in r.seats:
+            if s.player == player:
+                ratios.append(payoff_ratio(s))
+                distances.append(distance_to_ne(s, r.scale))
+                shares.append(share(r, s))
+                valid.append(1.0 if s.valid else 0.0)
+    if not ratios:
         return None
-    late = runs[len(runs) - convergence_window(len(runs)) :]
-    late_pairs = [(r, s) for r in late for s in r.seats if s.player == player]
-
-    def proximity(ps: Sequence[tuple[RunOutcome, SeatOutcome]]) -> float:
-        return 1.0 - _mean([distance_to_ne(s, r.scale) for r, s in ps])
-
     parts = {
-        "rationality": _mean([payoff_ratio(s) for _, s in pairs]),
-        "ne_proximity": proximity(pairs),
-        "win_rate": _mean([win_share(r, s) for r, s in pairs]),
-        "rule_following": _mean([1.0 if s.valid else 0.0 for _, s in pairs]),
-        "convergence": proximity(late_pairs),
+        "rationality": _mean(ratios),
+        "ne_proximity": 1.0 - _mean(distances),
+        "win_rate": _mean(shares),
+        "rule_following": _mean(valid),
+        "convergence": 1.0 - _mean(distances[late_start:]),
     }
     eas = _mean([parts[k] for k in COMPONENTS])
     return {k: round(v, DECIMALS) for k, v in {"eas": eas, **parts}.items()}

@@ -384,3 +384,41 @@ def test_a_tag_on_the_sampling_event_files_it_directly(tmp_path):
     got = read_calls(read_log(path), ["p"], [3])
     assert got.calls[(3, 0, 1)].reply == "{\"choice\": 80}" and got.kinds == {(3, 0, 1): "out of range"}
     assert got.calls[(3, 0, 2)].finish_reason == "length"
+
+
+@pytest.mark.e2e
+def test_the_calls_a_reader_held_make_the_browser_part_the_file_makes(logs, monkeypatch):
+    """The seat calls ``read_log`` held as it read a log (``HeldCalls``: the first sessions', the ones the
+    transcripts show) are the file's: the browser's part is the same, byte for byte, with fewer lines read again."""
+    from econarena_evals.log import transcripts
+    from econarena_evals.log.evallog import HeldCalls
+    from econarena_evals.log.transcripts import transcript_sessions
+    from econarena_evals.report import html as report_html
+
+    read_again: list[int] = []
+    lines_at = transcripts.lines_at
+
+    def counted(path, offsets):
+        read_again.append(len(offsets))
+        return lines_at(path, offsets)
+
+    monkeypatch.setattr(transcripts, "lines_at", counted)
+    held_any = False
+    for path in sorted(logs.glob("*.jsonl")):
+        for limit in (1, 2, None):
+            held = HeldCalls(limit)
+            log = read_log(path, held)
+            if not log.players or not log.calls:
+                continue
+            assert set(held.by_session) == set(transcript_sessions(log, limit))
+            read_again.clear()
+            with_held = report_html.log_piece(log, limit, held)
+            fewer = sum(read_again)
+            read_again.clear()
+            from_file = report_html.log_piece(read_log(path), limit)
+            assert (with_held.keep, with_held.head, with_held.body, with_held.calls) == (
+                from_file.keep, from_file.head, from_file.body, from_file.calls)
+            assert with_held.kept == from_file.kept
+            assert fewer < sum(read_again)
+            held_any = True
+    assert held_any
