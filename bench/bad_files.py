@@ -5,8 +5,9 @@
 Makes a garbage file (random bytes, so newlines now and then) and a sparse file (``truncate``: one
 "line" of NULs with no newline) of ``--size-gb`` each, and for each runs the real
 ``econarena-summary`` and ``econarena-report`` on it, printing wall time, peak RSS (the child's
-``ru_maxrss``) and exit status. Target: under 5 s and 200 MB each. Then a real log with
-one 64 MiB line in its middle: what a line past ``MAX_LINE_BYTES`` costs.
+``ru_maxrss``), exit status and the machine's load (one-minute average) before and after. Target:
+under 5 s and 200 MB each. Then a real log with one 64 MiB line in its middle: what a line past
+``MAX_LINE_BYTES`` costs.
 """
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-def measure(args: list[str]) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS in MB (that child's own, from wait4), exit status and last stderr line."""
+def measure(args: list[str]) -> tuple[float, float, int, str, str]:
+    """Wall seconds, peak RSS in MB (that child's own, from wait4), exit status, last stderr line, and
+    the load (one-minute average) before and after, as "before-after"."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    before = os.getloadavg()[0]
     with tempfile.TemporaryFile("w+") as err:
         t = time.perf_counter()
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
@@ -33,7 +36,8 @@ def measure(args: list[str]) -> tuple[float, float, int, str]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         lines = err.read().strip().splitlines()
-    return wall, usage.ru_maxrss / 1024, proc.returncode, lines[-1] if lines else ""
+    load = f"{before:.1f}-{os.getloadavg()[0]:.1f}"
+    return wall, usage.ru_maxrss / 1024, proc.returncode, lines[-1] if lines else "", load
 
 
 def garbage(path: Path, size: int) -> None:
@@ -55,14 +59,15 @@ def main() -> int:
     opts = parser.parse_args()
     size = int(opts.size_gb * 2**30)
     work = Path(tempfile.mkdtemp(dir=opts.dir, prefix="bad_files."))
-    print(f"{'file':<28} {'tool':<18} {'wall s':>7} {'peak MB':>8} {'exit':>4}  last stderr line")
+    print(f"{'file':<28} {'tool':<18} {'wall s':>7} {'peak MB':>8} {'exit':>4} {'load':>9}  last stderr line")
     try:
         for name, make in (("sparse", sparse), ("garbage", garbage)):
             path = work / f"{name}.jsonl"
             make(path, size)
             for tool, extra in (("econarena-summary", []), ("econarena-report", ["--out", str(work / "out")])):
-                wall, rss, status, last = measure([str(BIN / tool), str(path), *extra])
-                print(f"{name} {opts.size_gb:g} GB{'':<16} {tool:<18} {wall:7.2f} {rss:8.0f} {status:>4}  {last[:90]}"[:200])
+                wall, rss, status, last, load = measure([str(BIN / tool), str(path), *extra])
+                print(f"{name} {opts.size_gb:g} GB{'':<16} {tool:<18} {wall:7.2f} {rss:8.0f} {status:>4} {load:>9}  "
+                      f"{last[:90]}"[:210], flush=True)
             path.unlink()
         log = work / "small.jsonl"
         subprocess.run([str(BIN / "oaieval"), "econarena/random", "econarena.beauty_L", "--max_samples", "3",
@@ -71,8 +76,9 @@ def main() -> int:
         long_line = work / "long_line.jsonl"
         with open(long_line, "wb") as handle:
             handle.write(lines[0] + b'{"x": "' + b"a" * 2**26 + b'"}\n' + b"".join(lines[1:]))
-        wall, rss, status, last = measure([str(BIN / "econarena-summary"), str(long_line)])
-        print(f"{'log + one 64 MiB line':<28} {'econarena-summary':<18} {wall:7.2f} {rss:8.0f} {status:>4}  {last[:90]}")
+        wall, rss, status, last, load = measure([str(BIN / "econarena-summary"), str(long_line)])
+        print(f"{'log + one 64 MiB line':<28} {'econarena-summary':<18} {wall:7.2f} {rss:8.0f} {status:>4} {load:>9}  "
+              f"{last[:90]}")
     finally:
         for p in sorted(work.rglob("*"), reverse=True):
             p.rmdir() if p.is_dir() else p.unlink()

@@ -6,7 +6,8 @@ For each endpoint fault (a port where nothing listens, a server that answers eve
 HTTP 500, a server that accepts and never answers) and each completion fn (evals' own ``gpt-4`` and
 ``econarena/chat:gpt-4``), runs the real ``oaieval`` on ``beauty_L`` (dev: 20 sessions, test: 100)
 at the default ``EVALS_THREADS`` and retry policy, and prints the wall time, the requests the
-server saw, the bound ``calls x max_attempts``, and the errored sessions. Target: every run ends
+server saw, the bound ``calls x max_attempts``, the errored sessions, and the machine's load
+(one-minute average) before and after the run. Target: every run ends
 within call_timeout_s + 10 s with every session errored (exit status 3).
 """
 from __future__ import annotations
@@ -61,7 +62,8 @@ def main() -> None:
         "never answers": OpenAIServer(scripted, models=("gpt-4",), latency_s=3600).start(),
     }
     print(f"call_timeout_s={opts.call_timeout:g}, max_attempts=4 (default), EVALS_THREADS default (10)")
-    print(f"{'endpoint':<14} {'fn':<22} {'split':<5} {'wall s':>7} {'requests':>9} {'bound':>6} {'errored':>8}")
+    print(f"{'endpoint':<14} {'fn':<22} {'split':<5} {'wall s':>7} {'requests':>9} {'bound':>6} {'errored':>8}"
+          f"  load before-after")
     for split in opts.splits.split(","):
         eval_name, sessions = EVALS[split]
         for fault in ("closed port", "always 500", "never answers"):
@@ -69,10 +71,12 @@ def main() -> None:
                 server = servers.get(fault)
                 url = server.base_url if server else f"http://127.0.0.1:{closed_port()}/v1"
                 n0 = len(server.seen) if server else 0
+                before = os.getloadavg()[0]
                 wall, report = run(fn, eval_name, url, opts.call_timeout)
+                after = os.getloadavg()[0]
                 sent = len(server.seen) - n0 if server else "-"
                 print(f"{fault:<14} {fn:<22} {split:<5} {wall:>7.1f} {sent!s:>9} {sessions * 50 * 4:>6} "
-                      f"{report['errored_sessions']:>4}/{sessions}")
+                      f"{report['errored_sessions']:>4}/{sessions}  {before:.1f}-{after:.1f}", flush=True)
     for server in servers.values():
         server.stop()
 

@@ -9,12 +9,14 @@ stops the run once the server answered ``--at`` calls (``quota``: the key's quot
 ``--at`` answers), then runs the resume command the run printed (after ``kill -9``, the one
 ``econarena-summary`` prints) against a healthy server. Printed per case: calls answered by each run,
 the calls needed (an uninterrupted run of the same cell), the calls paid twice, the requests in
-flight at the stop, and whether the resumed final report is the uninterrupted run's byte for byte.
+flight at the stop, whether the resumed final report is the uninterrupted run's byte for byte, and
+the machine's load (one-minute average) before the stop's run and after the resume.
 The scenario code is the end-to-end test's (``tests/run/test_stops.py``), at full size.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -51,14 +53,16 @@ def main() -> None:
             report, needed = references[eval_name]
             where = Path(tmp) / case.replace(":", "_")
             where.mkdir()
+            before = os.getloadavg()[0]
             f = stop_and_resume(server, env, eval_name, stop, opts.at, where)
+            after = os.getloadavg()[0]
             total = f["answered_first"] + f["answered_resume"]
             row = next((x for x in f["summary"].splitlines() if x.startswith("econarena/chat")), "").split("  ")[-1]
             print(f"{cell} {stop}: exit {f['status']}; first run answered {f['answered_first']} (on disk "
                   f"{f['kept_calls']}), in flight at the stop {f['in_flight_at_stop']}; resume answered "
                   f"{f['answered_resume']}; total {total} for {needed} needed: paid twice {total - needed}; "
                   f"report identical: {report_bytes(f['report']) == report_bytes(report)}; summary status: "
-                  f"{row.strip()!r}", flush=True)
+                  f"{row.strip()!r}; load {before:.1f}-{after:.1f}", flush=True)
             print(f"    {f['plan_line'].replace('econarena: plan: ', 'resume plan: ')}", flush=True)
     server.stop()
 

@@ -9,7 +9,8 @@ second's worth, refused requests counted against the limit, HTTP 429 with the AP
     python bench/rate_limits.py quota      # the ones whose name contains "quota"
 
 Prints one line per scenario: sessions finished, wall time against the minimum the limit allows,
-requests sent per seat call, refusals, exit status.
+requests sent per seat call, refusals, exit status, and the machine's load (one-minute average)
+before and after the run.
 """
 from __future__ import annotations
 
@@ -51,9 +52,11 @@ def run(name, fn, cell, max_samples, limits) -> dict:
         args = [str(Path(sys.executable).parent / "oaieval"), *fn, f"econarena.{cell}", "--record_path", str(log)]
         if max_samples:
             args += ["--max_samples", str(max_samples)]
+        load_before = os.getloadavg()[0]
         start = time.monotonic()
         proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
         wall = time.monotonic() - start
+        load_after = os.getloadavg()[0]
         rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     server.stop()
     sessions = [r["data"] for r in rows if r.get("type") == "econarena_session"]
@@ -68,7 +71,8 @@ def run(name, fn, cell, max_samples, limits) -> dict:
     stopped = next((line for line in proc.stderr.splitlines() if line.startswith("econarena: stopped")), "")
     after_quota = (limiter.count - limiter.first_quota_refusal) if limiter.first_quota_refusal else None
     return dict(name=name, finished=f"{finished} of {len(sessions)}", wall_s=round(wall, 1),
-                minimum_s=round(minimum, 1), requests=limiter.count, seat_calls=calls,
+                minimum_s=round(minimum, 1), load_before=round(load_before, 1), load_after=round(load_after, 1),
+                requests=limiter.count, seat_calls=calls,
                 requests_per_call=round(limiter.count / calls, 3) if calls else None, refused=limiter.refused,
                 quota_refused=limiter.quota_refused, sent_after_first_quota_error=after_quota,
                 exit=proc.returncode, plan=plan, stopped=stopped)

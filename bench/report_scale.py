@@ -193,7 +193,10 @@ def chromium_check(page: Path, models: int) -> dict[str, float]:
         start = time.perf_counter()
         proc = subprocess.run([found, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                               f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+                               # the virtual time lets the page's script decompress its columns
+                               # before the dump (without it, --dump-dom returns first: data-ready unset)
+                               f"--user-data-dir={profile}", "--virtual-time-budget=60000", "--dump-dom",
+                               page.resolve().as_uri()],
                               capture_output=True, text=True, timeout=300)
         wall = time.perf_counter() - start
     dom = proc.stdout
