@@ -21,7 +21,8 @@ logs, against the time it takes to read every line of them once, and how much me
 4. Opens ``report.html`` in headless Chromium from ``file://`` (``--dump-dom``) and counts the
    models whose names its leaderboard shows, and the time that takes.
 
-``--profile`` adds one more run of ``econarena-report`` in this process's child under cProfile, with
+``--profile`` adds a run of ``econarena-report`` as users run it, each stage's wall time printed
+beside a floor measured right before, then one more run in this process's child under cProfile, with
 one worker (every stage in one process), and prints the time of each stage: reading (and the
 per-log work done where a log is read), the columns' figures (re-scoring, intervals, paired
 comparisons), the plots, the session browser and report.html.
@@ -246,6 +247,40 @@ def best(runs: list[dict]) -> dict:
             "load_range": (min(loads), max(loads))}
 
 
+PHASES = """
+import sys, time
+from econarena_evals.report import build, html
+marks = []
+def timed(owner, name, label):
+    fn = getattr(owner, name)
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            marks.append((label, time.perf_counter() - start))
+    setattr(owner, name, run)
+timed(build, "select", "reading the logs, with the per-log work (in the workers)")
+timed(build, "compute", "the columns' figures (in this process; the workers start the plots)")
+timed(build, "render_markdown", "report.md")
+timed(html, "write", "report.html")
+start = time.perf_counter()
+build.main(sys.argv[1:])
+total = time.perf_counter() - start
+marks.insert(2, ("the rest: start-up, waiting for the plots, report.json", total - sum(s for _, s in marks)))
+for label, seconds in marks + [("everything", total)]:
+    print(f"phase {seconds:.2f} {label}")
+"""
+
+
+def phases(folder: str, out: Path) -> list[tuple[str, float]]:
+    """econarena-report as users run it (a worker per core), the wall time of each of its stages, in order."""
+    proc = subprocess.run([sys.executable, "-c", PHASES, folder, "--out", str(out)], env=tool_env(), check=True,
+                          capture_output=True, text=True)
+    marks = [line.split(" ", 2)[1:] for line in proc.stdout.splitlines() if line.startswith("phase ")]
+    return [(label, float(seconds)) for seconds, label in marks]
+
+
 def profile(folder: str, out: Path) -> list[tuple[str, float]]:
     """econarena-report in one process (``--workers 1``) under cProfile: the cumulative time of each stage."""
     stats_file = out.parent / f"{out.name}.prof"
@@ -315,6 +350,12 @@ def main() -> None:
     else:
         print("Chromium: not found (bash scripts/browser.sh installs it)")
     if opts.profile:
+        floor_now = floor(logs)["wall"]
+        figures["phases"] = phases(str(opts.data / f"logs-{opts.models}"), opts.data / f"phases-{opts.models}")
+        figures["phases_floor"] = floor_now
+        print(f"econarena-report's stages, wall (the floor, right before: {floor_now:.1f} s):")
+        for label, seconds in figures["phases"]:
+            print(f"  {label}: {seconds:.1f} s = {seconds / floor_now:.2f} x that floor")
         print("profiling econarena-report in one process (--workers 1, cProfile) ...", flush=True)
         figures["profile"] = profile(str(opts.data / f"logs-{opts.models}"), opts.data / f"profile-{opts.models}")
         for label, seconds in figures["profile"]:
@@ -347,6 +388,11 @@ def write_docs(opts: argparse.Namespace, n_logs: int, f: dict) -> None:
         f"rows), {s['ranked']} models ranked"
         + (f"; headless Chromium from `file://`: {chromium['shown']} of {opts.models} models named in the ranking, "
            f"DOM dumped in {chromium['wall']:.1f} s" if chromium else "") + ".",
+        *(["", f"`econarena-report` as users run it (a worker per core), the wall time of each stage, "
+           f"against a floor of "
+           f"{f['phases_floor']:.1f} s measured right before:", "",
+           *[f"- {label}: {seconds:.1f} s ({seconds / f['phases_floor']:.2f}x)" for label, seconds in f["phases"]]]
+          if f.get("phases") else []),
         *(["", "`econarena-report` in one process (`--workers 1`) under cProfile, cumulative time by stage (the "
            "indented stages are part of the one above; cProfile slows Python code about twice):", "", *profile]
           if profile else []),
