@@ -26,11 +26,16 @@ REGISTRY = ROOT / "registry"
 TEST_REGISTRY = ROOT / "tests" / "fixtures" / "registry"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from front_ends import ctrl_c_reaches_children  # noqa: E402
 from openai_server import OpenAIServer  # noqa: E402
 from policies import scripted  # noqa: E402
 
 # a line per finished test file under --file-progress (scripts/test.sh passes it): tests/file_progress.py
 pytest_plugins = ["file_progress"]
+
+
+def pytest_configure(config) -> None:
+    ctrl_c_reaches_children()  # a test's Ctrl-C reaches what it started, however the suite was started
 
 CELLS = ("beauty_L", "beauty_M", "beauty_H", "beauty_hist", "auction_L")
 

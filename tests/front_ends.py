@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -14,6 +15,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("eas", "rationality", "ne_proximity", "win_rate", "rule_following", "convergence")
+
+
+def ctrl_c_reaches_children() -> None:
+    """Ctrl-C (SIGINT) reaches the processes the tests start, as at a terminal. A suite started as a
+    background job of a non-interactive shell (``cmd &``, nohup, a CI runner's) inherits SIGINT ignored,
+    its children inherit that, and a server that keeps an ignored SIGINT ignored (as a background job
+    should) never stops on the SIGINT a test sends it. A handler of this process's own is not inherited:
+    its children start with SIGINT at its default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def evals_bin() -> Path:

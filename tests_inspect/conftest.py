@@ -9,9 +9,13 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from front_ends import ROOT, evals_bin, oaieval, oaieval_sessions, run  # noqa: F401 (the tests import them here)
+from front_ends import ROOT, ctrl_c_reaches_children, evals_bin, oaieval, oaieval_sessions, run  # noqa: F401 (the tests import them here)
 
 INSPECT_BIN = Path(sys.executable).parent
+
+
+def pytest_configure(config) -> None:
+    ctrl_c_reaches_children()  # a test's Ctrl-C reaches what it started, however the suite was started
 
 
 def inspect_eval(tasks: list[str], model: str, log_dir: Path, *extra: str,

@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import front_ends
-from front_ends import ROOT, evals_bin, oaieval, oaieval_sessions  # noqa: F401 (the tests import them here)
+from front_ends import ROOT, ctrl_c_reaches_children, evals_bin, oaieval, oaieval_sessions  # noqa: F401 (the tests import them here)
 
 VERIFIERS_BIN = Path(sys.executable).parent
 KEY_VAR = "ECONARENA_TEST_KEY"  # vf-eval's --client.api-key-var: a variable set, a key no server checks
+
+
+def pytest_configure(config) -> None:
+    ctrl_c_reaches_children()  # a test's Ctrl-C reaches what it started, however the suite was started
 
 
 def run(cmd: list[str], env: Optional[dict[str, str]] = None, timeout: float = 1200) -> subprocess.CompletedProcess:

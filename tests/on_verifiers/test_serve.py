@@ -40,10 +40,15 @@ def serve():
 
     yield start
     for proc in started:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # never left running beyond the test
+            proc.kill()
+            code = proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+        assert code == 0, f"econarena-serve did not stop on Ctrl-C (exit {code})"
 
 
 @pytest.mark.parametrize("name, player", [("nash", NashPlayer()), ("econarena/level2", LevelKPlayer(k=2))])
