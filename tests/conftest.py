@@ -133,6 +133,26 @@ def _hermetic_environment(monkeypatch) -> None:
             monkeypatch.delenv(name)
 
 
+EVALS_LOGS = Path("/tmp/evallogs")  # where evals writes a log given no --record_path (oaievalset's, always)
+# the folder evals makes there of a run id when the fn's name holds a "/" (econarena/nash)
+_EVALS_RUN_FOLDER = re.compile(r"\d{12}[A-Z0-9]{8}_[^/]+\Z")
+
+
+def take_evals_log(path: Path, dest: Optional[Path] = None) -> None:
+    """A log a test made in ``EVALS_LOGS`` moved to ``dest`` (None: removed), and the run's folder
+    evals made for it with it once empty: a test leaves a user's /tmp/evallogs as it found it."""
+    if dest is None:
+        path.unlink(missing_ok=True)
+    else:
+        shutil.move(str(path), dest)  # /tmp/evallogs may be on another file system
+    folder = path.parent
+    if folder.parent == EVALS_LOGS and _EVALS_RUN_FOLDER.match(folder.name):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: another log of that run, not this test's to remove
+            pass
+
+
 def base_env(source: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(USER_SETTINGS)}
     if source:  # subprocesses run this checkout's code, not a possibly stale installed copy

@@ -5,7 +5,6 @@ Every log is re-scored from its econarena_run events and compared with what the 
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from econarena_evals.log.evallog import EvalLog, read_log
 from econarena_evals.log.filing import filing_problems
 from econarena_evals.score.metrics import METRICS
 
-from conftest import CELLS, REGISTRY, base_env, cli, run_cli
+from conftest import CELLS, EVALS_LOGS, REGISTRY, base_env, cli, run_cli, take_evals_log
 
 pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
@@ -91,13 +90,12 @@ def oaievalset_logs(player: str, eval_set: str, env: dict, dest: Path, timeout: 
         elif progress.exists():
             progress.unlink()
     logs = []
-    for path in sorted(Path("/tmp/evallogs").rglob("*.jsonl")):
+    for path in sorted(EVALS_LOGS.rglob("*.jsonl")):
         with open(path, encoding="utf-8", errors="replace") as f:
             first = f.readline()
         if tag in first:
-            moved = dest / path.name
-            shutil.move(str(path), moved)  # /tmp/evallogs may be on another file system
-            logs.append(read_log(moved))
+            take_evals_log(path, dest / path.name)
+            logs.append(read_log(dest / path.name))
     return logs
 
 

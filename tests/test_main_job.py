@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REGISTRY, ROOT, base_env, cli
+from conftest import EVALS_LOGS, REGISTRY, ROOT, base_env, cli, take_evals_log
 
 pytestmark = pytest.mark.e2e  # every test here starts a process or a server
 
@@ -46,9 +46,9 @@ def test_main_job_reports_only_its_own_logs(tmp_path):
         thread.join(150)
     # the other process's logs (and only those: other programs may be writing there too) were ours
     # to make: leave /tmp/evallogs as it was
-    found = [p for p in Path("/tmp/evallogs").rglob("*.jsonl") if tag in p.open(errors="replace").readline()]
+    found = [p for p in EVALS_LOGS.rglob("*.jsonl") if tag in p.open(errors="replace").readline()]
     for path in found:
-        path.unlink(missing_ok=True)
+        take_evals_log(path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert found, "the other process wrote no log while main.sh ran"
     assert (report_dir / "report.html").is_file() and (report_dir / "report.md").is_file()
