@@ -171,6 +171,8 @@ def _not_spec(text: str) -> Optional[str]:
     """Why a first line is not a run spec, or None."""
     try:
         row = decode_row(text)
+    except TooDeep as exc:  # JSON, but no line of a log is that deep: said as it is, not as "not JSON"
+        return f"JSON {exc}"
     except ValueError:
         return NOT_JSON
     return None if isinstance(row, dict) and isinstance(row.get("spec"), dict) else "JSON but not a run spec"

@@ -6,7 +6,8 @@ import ast
 import io
 
 from econarena_evals.log import jsonl
-from econarena_evals.log.jsonl import Reading, bounded_lines, json_rows, text_lines
+from econarena_evals.log.evallog import read_log
+from econarena_evals.log.jsonl import MAX_DEPTH, NOT_AN_EVALS_LOG, Reading, bounded_lines, json_rows, text_lines
 
 from conftest import ROOT
 
@@ -40,3 +41,15 @@ def test_a_reader_that_stops_at_a_line_past_the_bound_reads_no_more_of_it(monkey
     assert next(lines) == (1, None)
     lines.close()
     assert reading.size == 17  # the bound and one byte, not the line
+
+
+def test_a_first_line_nested_too_deep_is_named_as_that_not_as_no_json(tmp_path):
+    """A file whose first line is JSON 5,000 levels deep is no log: refused, and said to be too deep
+    (it is JSON), where a line that is no JSON at all is said to be that."""
+    deep, garbage = tmp_path / "deep.jsonl", tmp_path / "garbage.jsonl"
+    deep.write_text("[" * 5000 + "]" * 5000 + "\n")
+    garbage.write_text("not json\n")
+    too_deep, not_json = read_log(deep), read_log(garbage)
+    assert too_deep.problems == [f"line 1 is JSON nested deeper than {MAX_DEPTH} levels: {NOT_AN_EVALS_LOG}"]
+    assert not_json.problems == [f"line 1 is not JSON: {NOT_AN_EVALS_LOG}"]
+    assert not too_deep.garbled and not_json.garbled  # --strict's "first line is not JSON" counts only the second
