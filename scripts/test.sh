@@ -5,7 +5,7 @@
 # tests/test_local_model.py (scripts/local_model.sh setup: llama.cpp built from source the first
 # time, 5 minutes on 2 free cores and about 20 on a busy one, with its build's progress lines;
 # nothing once cached in ~/.cache/econarena-evals), then pytest, with a line per finished test file and one after any
-# 30 s without one (tests/file_progress.py).
+# 10 s without one (tests/file_progress.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}

@@ -8,7 +8,7 @@ prints, as each file's last test ends (under ``pytest-xdist`` too, in the contro
 
     progress: tests/run/test_resume.py done (10 tests, 0 failed): 412/815 tests, 31/80 files, 4m12s
 
-and, after ``--file-progress-every`` seconds (default 30) without such a line, what is under way:
+and, after ``--file-progress-every`` seconds (default 10) without such a line, what is under way:
 
     progress: 4m42s: 412/815 tests, 31/80 files; running tests/test_local_model.py (3m05s), ...
 
@@ -23,7 +23,7 @@ from typing import Optional
 
 import pytest
 
-DEFAULT_EVERY_S = 30.0
+DEFAULT_EVERY_S = 10.0  # "nothing silent for more than about 10 s"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
