@@ -375,7 +375,9 @@ def write_docs(opts: argparse.Namespace, n_logs: int, f: dict) -> None:
                     f"{t['rss_max']:.0f} MiB | {t['load_range'][0]:.1f}-{t['load_range'][1]:.1f} |")
     s = f["sizes"]
     chromium = f.get("chromium") or {}
-    profile = [f"- {label.strip()}: {seconds:.1f} s" for label, seconds in f.get("profile", [])]
+    # a stage within the one above it is a nested item, as the label's indent says
+    profile = [f"{'  ' if label.startswith(' ') else ''}- {label.strip()}: {seconds:.1f} s"
+               for label, seconds in f.get("profile", [])]
     text = "\n".join([
         BEGIN,
         f"`nice -n -10 python bench/report_scale.py --models {opts.models} --rounds {opts.rounds}"
@@ -394,7 +396,7 @@ def write_docs(opts: argparse.Namespace, n_logs: int, f: dict) -> None:
            *[f"- {label}: {seconds:.1f} s ({seconds / f['phases_floor']:.2f}x)" for label, seconds in f["phases"]]]
           if f.get("phases") else []),
         *(["", "`econarena-report` in one process (`--workers 1`) under cProfile, cumulative time by stage (the "
-           "indented stages are part of the one above; cProfile slows Python code about twice):", "", *profile]
+           "nested stages are part of the one above; cProfile slows Python code about twice):", "", *profile]
           if profile else []),
         END])
     docs = DOCS.read_text(encoding="utf-8")
