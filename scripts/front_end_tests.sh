@@ -83,4 +83,4 @@ if [ "$FRONT" = verifiers ]; then
   others=("ECONARENA_INSPECT_VENV=$inspect_venv")
 fi
 exec env ECONARENA_EVALS_VENV="$VENV" "${others[@]}" "$FRONT_VENV/bin/python" -m pytest -q -p no:cacheprovider \
-  -n "${TEST_WORKERS:-2}" "tests_$FRONT" "$@"
+  --file-progress -n "${TEST_WORKERS:-2}" "tests_$FRONT" "$@"

@@ -14,6 +14,10 @@ from front_ends import ROOT, ctrl_c_reaches_children, evals_bin, oaieval, oaieva
 INSPECT_BIN = Path(sys.executable).parent
 
 
+# a line per finished test file, and one after any 10 s without one (tests/file_progress.py;
+# scripts/front_end_tests.sh passes --file-progress)
+pytest_plugins = ["file_progress"]
+
 def pytest_configure(config) -> None:
     ctrl_c_reaches_children()  # a test's Ctrl-C reaches what it started, however the suite was started
 

@@ -20,6 +20,10 @@ VERIFIERS_BIN = Path(sys.executable).parent
 KEY_VAR = "ECONARENA_TEST_KEY"  # vf-eval's --client.api-key-var: a variable set, a key no server checks
 
 
+# a line per finished test file, and one after any 10 s without one (tests/file_progress.py;
+# scripts/front_end_tests.sh passes --file-progress)
+pytest_plugins = ["file_progress"]
+
 def pytest_configure(config) -> None:
     ctrl_c_reaches_children()  # a test's Ctrl-C reaches what it started, however the suite was started
 

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal, Mapping, Optional
 
@@ -65,6 +66,24 @@ from ..score.metrics import COMPONENTS, session_metrics
 from ..score.table import SeatReply, SeatRequest, Table
 from .journal import EPISODE_KEY, Journal, new_episode, request_key
 from .serve import player_name
+
+
+def stop_anyio_workers() -> None:
+    """Ask anyio's worker threads to stop, as Python exits (``threading._register_atexit``: before it waits
+    for its threads). vf-eval's first Ctrl-C or SIGTERM raises KeyboardInterrupt wherever its loop is; when
+    that ends the loop before anyio's root task is done, the callbacks that stop anyio's worker threads
+    (not daemons) never run, and the exit waits on them for ever: seen as vf-eval idle in
+    ``threading._shutdown`` after "interrupted — cleaning up", a SIGTERM having come as rollouts
+    started. Asking a thread that is stopping, or busy, to stop changes nothing but that it stops next."""
+    for thread in threading.enumerate():
+        if type(thread).__module__.startswith("anyio.") and callable(getattr(thread, "stop", None)):
+            with contextlib.suppress(Exception):  # its queue full: it is busy, and its root task's end stops it
+                thread.stop()
+
+
+if hasattr(threading, "_register_atexit"):  # CPython 3.9+: what concurrent.futures stops its workers by
+    threading._register_atexit(stop_anyio_workers)
+
 
 SEAT_PLAYER = "\0seat"  # the seat whose own score is asked, renamed so no other seat shares its name
 
